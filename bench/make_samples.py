@@ -1,0 +1,19 @@
+"""Write the bundled sample matches (host/chalk/samples/) from seeded random legal games."""
+
+import sys
+from pathlib import Path
+
+from chalk.randomgame import random_match
+from scoreboard import matchlog
+
+OUT = Path(__file__).resolve().parent.parent / "host" / "chalk" / "samples"
+SAMPLES = {
+    "shove-hapenny": dict(seed=11, accuracy=0.55, players=["Ann", "Bob"]),
+    "five-pins": dict(seed=5, accuracy=0.5, players=["Dasha", "Ivan"]),
+}
+
+for game, kw in SAMPLES.items():
+    head, actions = random_match(game, **kw)
+    with open(OUT / (game + ".jsonl"), "w") as f:
+        matchlog.write(f, head, actions)
+    print("%s: %d actions" % (game, len(actions)), file=sys.stderr)

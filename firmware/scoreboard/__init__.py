@@ -1,0 +1,1 @@
+"""Chalk scoreboard firmware package (runs on MicroPython and CPython)."""

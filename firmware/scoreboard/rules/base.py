@@ -1,0 +1,160 @@
+# The common shape of every game's rules.
+#
+# A game is a fold of its actions: `apply(action)` checks one action against the rules and either
+# moves the state on or raises RuleError with the state untouched. `undo()` retracts the latest
+# action. Runs unchanged on MicroPython and CPython, so it uses only the subset both share.
+#
+# Memory: a board keeps a whole match in RAM, so each applied action is stored as one small int
+# (the game's `encode`), not as the action dict; undo refolds those ints from the initial state.
+# The state itself is a flat list of ints (indices are per-game constants), so copying it for an
+# all-or-nothing step is one short list copy.
+
+import json
+
+
+class RuleError(Exception):
+    """An action the rules do not allow. `rule` is the digest id (e.g. "SH-18")."""
+
+    def __init__(self, rule, message, action=None, state=None):
+        self.rule = rule
+        self.reason = message
+        self.action = action
+        self.state = state
+        text = rule + ": " + message
+        if action is not None:
+            text += "; action " + json.dumps(action)
+        if state is not None:
+            text += "; state " + json.dumps(state)
+        super().__init__(text)
+
+    def __str__(self):
+        return self.args[0]
+
+
+class ConfigError(ValueError):
+    """A game config the rules cannot play with."""
+
+
+def config_value(config, key, default, allowed=None, low=None):
+    """Read one config key with its default, checking it is allowed."""
+    value = config.get(key, default)
+    if allowed is not None and value not in allowed:
+        raise ConfigError(
+            "config %s=%s is not one of %s" % (key, json.dumps(value), json.dumps(list(allowed)))
+        )
+    if low is not None and (type(value) is not int or value < low):
+        raise ConfigError("config %s=%s must be an integer >= %d" % (key, json.dumps(value), low))
+    return value
+
+
+def check_keys(config, known, game):
+    for key in config:
+        if key not in known:
+            raise ConfigError("unknown config key %s for %s (known: %s)"
+                              % (json.dumps(key), game, ", ".join(known)))
+
+
+def side_of(action, key, rule, count=2):
+    """The int 0..count-1 an action names under `key`, or a RuleError citing `rule`."""
+    value = action.get(key)
+    if type(value) is not int or value < 0 or value >= count:
+        raise RuleError(rule, "%s must be 0..%d" % (key, count - 1), action)
+    return value
+
+
+class Game:
+    """Base of every game. Subclasses set GAME, ACTIONS and implement the hooks below."""
+
+    GAME = None  # game id, as in the match log header
+    ACTIONS = ()  # action kinds this game understands, besides "undo"
+
+    def __init__(self, config=None):
+        self.config = self.check_config(dict(config or {}))
+        self._codes = []
+        self._s = self.initial()
+
+    # -- hooks a game implements -------------------------------------------------------------
+    def check_config(self, config):
+        """Return the full config (defaults filled in) or raise ConfigError."""
+        raise NotImplementedError
+
+    def initial(self):
+        """The state (a flat list of ints) before any action."""
+        raise NotImplementedError
+
+    def encode(self, action):
+        """Check an action's vocabulary and pack it into one int (RuleError if malformed)."""
+        raise NotImplementedError
+
+    def decode(self, code):
+        """The action dict an encoded action stands for (inverse of encode)."""
+        raise NotImplementedError
+
+    def step(self, s, code):
+        """Apply an encoded action to state list `s` in place, or raise RuleError."""
+        raise NotImplementedError
+
+    def export(self, s):
+        """The state list as the match-log contract's JSON-able dict."""
+        raise NotImplementedError
+
+    def winner_of(self, s):
+        """The winning side/player of state `s`, or None."""
+        raise NotImplementedError
+
+    # -- the common interface ---------------------------------------------------------------
+    def apply(self, action):
+        """Apply one action dict; returns the new state dict. RuleError leaves nothing changed."""
+        if type(action) is not dict:
+            raise RuleError("LOG", "an action must be a JSON object", action)
+        kind = action.get("a")
+        if kind == "undo":
+            self.undo()
+            return self.state()
+        if kind not in self.ACTIONS:
+            raise RuleError(
+                "LOG",
+                "unknown action kind %s for %s (known: %s)"
+                % (json.dumps(kind), self.GAME, ", ".join(self.ACTIONS + ("undo",))),
+                action,
+            )
+        s = list(self._s)
+        try:
+            code = self.encode(action)
+            self.step(s, code)
+        except RuleError as e:
+            # Name the offending action and the untouched state in the message.
+            raise RuleError(e.rule, e.reason, action, self.state())
+        self._s = s
+        self._codes.append(code)
+        return self.state()
+
+    def undo(self):
+        """Retract the latest action not already retracted."""
+        if not self._codes:
+            raise RuleError("LOG", "nothing to undo", {"a": "undo"}, self.state())
+        self._codes.pop()
+        self._s = self.fold(self._codes)
+
+    def fold(self, codes):
+        s = self.initial()
+        for code in codes:
+            self.step(s, code)
+        return s
+
+    def state(self):
+        return self.export(self._s)
+
+    def actions(self):
+        """The actions that make up the current state, oldest first (undone ones left out)."""
+        return [self.decode(c) for c in self._codes]
+
+    def __len__(self):
+        return len(self._codes)
+
+    def outcome(self):
+        """None while the game is on; else {"winner": side/player, "game": id}."""
+        w = self.winner_of(self._s)
+        if w is None:
+            return None
+        return {"game": self.GAME, "winner": w}

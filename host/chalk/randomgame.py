@@ -1,0 +1,83 @@
+"""Random legal games, for benchmarks and sample logs: a seeded player at the table.
+
+Each action is checked by the rules as it is made, so every log this writes replays cleanly.
+"""
+
+import random
+
+from scoreboard import matchlog
+from scoreboard.rules import RuleError, new_game
+
+PINS = "1234C"
+FOULS_COMMON = ["miss", "red_first", "ball_off", "touch", "pins_first", "moving"]
+
+
+def _shove_action(rng, state, accuracy):
+    side = state["next"]
+    if rng.random() < 0.02:
+        side = 1 - side  # the wrong side plays (SH-18)
+    beds = [0] * 9
+    for _ in range(5):
+        if rng.random() < accuracy:
+            # Skilled players aim where they still need scores, but coins stray.
+            need = [b for b in range(9) if state["beds"][side][b] < 3] or list(range(9))
+            b = rng.choice(need) if rng.random() < 0.7 else rng.randrange(9)
+            beds[min(8, max(0, b + rng.choice((-1, 0, 0, 0, 1))))] += 1
+    action = {"a": "turn", "side": side, "beds": beds}
+    if rng.random() < 0.03:
+        action["void"] = rng.choice(("touched", "removed"))
+    return action
+
+
+def _five_pins_action(rng, state, accuracy):
+    player = state["next"]
+    roll = rng.random()
+    if roll < 0.12:
+        return {"a": "shot", "player": player, "pins": "", "carom": 0,
+                "fouls": [rng.choice(FOULS_COMMON)]}
+    down = "".join(p for p in PINS if rng.random() < accuracy * (0.6 if p == "C" else 0.35))
+    carom = rng.choice((0, 0, 0, 3, 4)) if rng.random() < accuracy else 0
+    fouls = ["pin"] if down and rng.random() < 0.1 else []
+    return {"a": "shot", "player": player, "pins": down, "carom": carom, "fouls": fouls}
+
+
+GAMES = {
+    "shove-hapenny": ({"sides": 2, "per_side": 1, "overflow": "auto"},
+                      {"a": "start", "side": 0}, _shove_action),
+    "five-pins": ({"target": 60, "sets": 3, "pin_foul_penalty": 0},
+                  {"a": "break", "player": 0}, _five_pins_action),
+}
+
+
+def random_match(game_id, seed=1, max_actions=10**6, config=None, accuracy=0.5, undo_rate=0.02,
+                 players=None, started="2026-11-28T20:00:00Z"):
+    """A match log (header, [(seq, t, action)]) of a random legal game, played to its end or
+    until max_actions actions."""
+    default_config, opening, make = GAMES[game_id]
+    cfg = dict(default_config, **(config or {}))
+    rng = random.Random(seed)
+    game = new_game(game_id, cfg)
+    actions = []
+    t = 0
+
+    def push(action):
+        nonlocal t
+        if actions:
+            t += rng.randint(4000, 40000)
+        actions.append((len(actions) + 1, t, action))
+
+    game.apply(opening)
+    push(opening)
+    while len(actions) < max_actions and game.outcome() is None:
+        if len(game) > 1 and rng.random() < undo_rate:
+            game.apply({"a": "undo"})
+            push({"a": "undo"})
+            continue
+        action = make(rng, game.state(), accuracy)
+        try:
+            game.apply(action)
+        except RuleError:
+            continue  # not a legal action here: the player tries again
+        push(action)
+    head = matchlog.header(game_id, cfg, players or [], started, table="demo")
+    return head, actions
