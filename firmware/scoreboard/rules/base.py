@@ -105,12 +105,18 @@ class Game:
     # -- the common interface ---------------------------------------------------------------
     def apply(self, action):
         """Apply one action dict; returns the new state dict. RuleError leaves nothing changed."""
+        return self.commit(self.prepare(action))
+
+    def prepare(self, action):
+        """Check an action against the rules without changing anything; return the pending step
+        for commit(). A board journals the action between the two (write-ahead)."""
         if type(action) is not dict:
             raise RuleError("LOG", "an action must be a JSON object", action)
         kind = action.get("a")
         if kind == "undo":
-            self.undo()
-            return self.state()
+            if not self._codes:
+                raise RuleError("LOG", "nothing to undo", action, self.state())
+            return (None, self.fold(self._codes[:-1]))
         if kind not in self.ACTIONS:
             raise RuleError(
                 "LOG",
@@ -125,16 +131,21 @@ class Game:
         except RuleError as e:
             # Name the offending action and the untouched state in the message.
             raise RuleError(e.rule, e.reason, action, self.state())
+        return (code, s)
+
+    def commit(self, pending):
+        """Make a prepared step the current state; returns the new state dict."""
+        code, s = pending
+        if code is None:
+            self._codes.pop()  # undo: retract the latest action not already retracted
+        else:
+            self._codes.append(code)
         self._s = s
-        self._codes.append(code)
         return self.state()
 
     def undo(self):
         """Retract the latest action not already retracted."""
-        if not self._codes:
-            raise RuleError("LOG", "nothing to undo", {"a": "undo"}, self.state())
-        self._codes.pop()
-        self._s = self.fold(self._codes)
+        return self.apply({"a": "undo"})
 
     def fold(self, codes):
         s = self.initial()

@@ -1,0 +1,190 @@
+# The hardware layer: the only code that knows how a line is wired.
+#
+# Two implementations with one API: hal.esp32 (machine.Pin, Pin.irq, I2C, the 74HC165 chain) and
+# hal.sim (virtual lines driven by tests and sensor traces). Both hand the layers above a `Board`:
+#
+#   board.cfg        the validated board config (boardconfig.load)
+#   board.lines      Lines: read() -> int bitmap of buttons then tilt pins, LOGICAL (1 = pressed,
+#                    tilted); on_edge(callback) -> callback(line_index) on each edge of a tilt line
+#   board.pegs       Pegs (shove ha'penny) or None: scan_into(arr) fills arr[0], arr[1]
+#   board.display    Display: fb (128x64 framebuf), text(), fill(), show(), contrast(), power()
+#   board.clock      Clock: ticks_ms(), sleep_ms(), ticks_diff(), ticks_add()
+#   board.storage    Storage: root directory of the journal
+#   board.line_names every line name (boardconfig.line_names); board.problems: startup faults
+#
+# This module holds what both share: the shift-register reader (it takes callables, so the sim
+# drives it with a modelled chain and the ESP32 with machine.Pin), clocks, storage, the board.
+# It never imports `machine`. boardconfig is imported only while a board is being built, so an
+# app short of RAM can drop that module once the board exists.
+
+import os
+import time
+
+WIDTH = 128
+HEIGHT = 64
+
+# MicroPython's ticks wrap at 2**30 on every port; virtual clocks wrap the same way so that code
+# using ticks_diff is tested against the wrap it meets on the board.
+TICKS_PERIOD = 1 << 30
+_TICKS_MAX = TICKS_PERIOD - 1
+_TICKS_HALF = TICKS_PERIOD // 2
+
+
+def ticks_diff(a, b):
+    """a - b in ms, correct across the wrap (like time.ticks_diff)."""
+    return ((a - b + _TICKS_HALF) & _TICKS_MAX) - _TICKS_HALF
+
+
+def ticks_add(t, delta):
+    return (t + delta) & _TICKS_MAX
+
+
+class RealClock:
+    """Wall-clock ticks: time.ticks_ms on MicroPython, time.monotonic on CPython."""
+
+    def __init__(self):
+        self._ticks = getattr(time, "ticks_ms", None)
+        self._sleep = getattr(time, "sleep_ms", None)
+
+    def ticks_ms(self):
+        if self._ticks is not None:
+            return self._ticks()
+        return int(time.monotonic() * 1000) & _TICKS_MAX
+
+    def sleep_ms(self, ms):
+        if self._sleep is not None:
+            self._sleep(ms)
+        else:
+            time.sleep(ms / 1000)
+
+    def ticks_diff(self, a, b):
+        return ticks_diff(a, b)
+
+    def ticks_add(self, t, delta):
+        return ticks_add(t, delta)
+
+
+class Storage:
+    """The journal's directory (ESP32: /journal on LittleFS), created if missing."""
+
+    def __init__(self, root):
+        root = root.rstrip("/") or "/"
+        self.root = root
+        path = ""
+        for part in root.split("/"):
+            if not part:
+                continue
+            path += "/" + part if (path or root.startswith("/")) else part
+            try:
+                os.stat(path)
+            except OSError:
+                os.mkdir(path)
+
+    def path(self, name):
+        return self.root + "/" + name
+
+    def listdir(self):
+        return sorted(os.listdir(self.root))
+
+    def free_bytes(self):
+        st = os.statvfs(self.root)
+        return (st[1] or st[0]) * st[4]  # fragment size (else block size) * blocks available
+
+
+class Pegs:
+    """Peg holes read through chained 74HC165 parallel-in shift registers.
+
+    `load`, `clock`: callables taking 0/1 (machine.Pin objects are); `data`: a callable returning
+    0/1. `chain_map`: boardconfig.chain_map(cfg), one byte per chain bit, side << 5 | peg bit, or
+    255 for an unwired input. `invert`: 1 when a present peg reads low.
+
+    Bit-banged rather than SPI: 56 bits cost about a millisecond in MicroPython, any GPIOs will do,
+    and the same code runs against the sim's modelled chain. scan_into allocates nothing.
+    """
+
+    def __init__(self, load, clock, data, chain_map, invert=0):
+        self._load = load
+        self._clock = clock
+        self._data = data
+        self._map = chain_map
+        self._n = len(chain_map)
+        self._inv = 1 if invert else 0
+        clock(0)
+        load(1)
+
+    def scan_into(self, arr):
+        """arr[0], arr[1] = side 0, side 1 bitmaps; bit (bed-1)*3 + (hole-1), 1 = peg present."""
+        load = self._load
+        clock = self._clock
+        data = self._data
+        m = self._map
+        inv = self._inv
+        load(0)  # SH/LD low: every chip latches its eight inputs
+        load(1)  # high again: shift mode, QH of the first chip shows chain bit 0
+        a = 0
+        b = 0
+        for i in range(self._n):
+            c = m[i]
+            if c != 255 and data() ^ inv:
+                if c & 32:
+                    b |= 1 << (c & 31)
+                else:
+                    a |= 1 << (c & 31)
+            clock(1)  # rising edge shifts the next bit onto QH
+            clock(0)
+        arr[0] = a
+        arr[1] = b
+
+
+def framebuffer(buf, width=WIDTH, height=HEIGHT):
+    """A MONO_VLSB FrameBuffer over buf (the SSD1306's page layout); a stand-in on CPython."""
+    try:
+        import framebuf
+    except ImportError:
+        from .sim import PyFrameBuffer
+        return PyFrameBuffer(buf, width, height)
+    return framebuf.FrameBuffer(buf, width, height, framebuf.MONO_VLSB)
+
+
+class NullDisplay:
+    """A board without a working display: draws into RAM, shows nothing, so play goes on."""
+
+    def __init__(self, width=WIDTH, height=HEIGHT):
+        self.width = width
+        self.height = height
+        self.buf = bytearray(width * height // 8)
+        self.fb = framebuffer(self.buf, width, height)
+
+    def fill(self, c):
+        self.fb.fill(c)
+
+    def text(self, s, x, y, c=1):
+        self.fb.text(s, x, y, c)
+
+    def show(self):
+        pass
+
+    def contrast(self, level):
+        pass
+
+    def power(self, on):
+        pass
+
+    def invert(self, on):
+        pass
+
+
+class Board:
+    """What the layers above get from a hal: see the top of this module."""
+
+    def __init__(self, cfg, lines, pegs, display, clock, storage):
+        from .. import boardconfig
+
+        self.cfg = cfg
+        self.lines = lines
+        self.pegs = pegs
+        self.display = display
+        self.clock = clock
+        self.storage = storage
+        self.line_names = boardconfig.line_names(cfg)
+        self.problems = []

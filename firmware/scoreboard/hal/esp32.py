@@ -1,0 +1,133 @@
+# The real board: an ESP32-DevKitC on the official MicroPython ESP32_GENERIC firmware.
+#
+# Same API as hal.sim (see hal/__init__.py); make_board(cfg) builds it. MicroPython on the ESP32
+# only: this and nothing else in the firmware imports `machine`.
+#
+# Pin interrupts and micropython.schedule: on the ESP32 port, Pin.irq has no `hard` option. The
+# GPIO ISR queues the handler with mp_sched_schedule (the micropython.schedule queue, a few
+# entries deep) and the handler runs on the main task between two bytecodes: usually well within
+# a millisecond, but after any blocking call in progress (a flash write, an I2C transfer; show()
+# sends the OLED page by page to keep that short). If the queue is full the edge is dropped.
+# So a handler here only passes a preallocated int to the callback, and the callback must only
+# record (line, ticks_ms()) into a preallocated ring and return: no allocation, no I/O, no
+# micropython.schedule of its own. Lines.level(i) read in the callback is the level when the
+# handler runs, which may already be past a later edge: count each call as one toggle rather
+# than trust that level. The sensing layer should still compare the edges it was told about
+# with Lines.read() on each scan, so a dropped edge costs precision, not a missed pin.
+
+import machine
+from machine import Pin
+
+from . import Board, NullDisplay, Pegs, RealClock, Storage
+from .ssd1306 import SSD1306
+
+JOURNAL_DIR = "/journal"  # on the LittleFS filesystem of the ESP32_GENERIC image
+
+_PULLS = {"up": Pin.PULL_UP, "down": Pin.PULL_DOWN, "none": None}
+
+
+def _edge_handler(callback, index):
+    # One closure per pin, made once: calling it allocates nothing.
+    def handler(_pin):
+        callback(index)
+    return handler
+
+
+class Lines:
+    """Buttons then tilt pins (boardconfig.switch_names order) as one logical int bitmap."""
+
+    def __init__(self, cfg):
+        from .. import boardconfig
+
+        self.names = tuple(boardconfig.switch_names(cfg))
+        self.count = len(self.names)
+        self.edge_mask = boardconfig.tilt_mask(cfg)
+        self._inv = boardconfig.active_low_mask(cfg)
+        pins = []
+        for name in self.names:
+            kind, _, key = name.partition(".")
+            entry = cfg["buttons"][key] if kind == "btn" else cfg["pins"][key]
+            pins.append(Pin(entry["pin"], Pin.IN, _PULLS[entry["pull"]]))
+        self._pins = pins
+        self._handlers = [None] * self.count
+
+    def read(self):
+        """Logical bitmap, bit i = line i (1 = pressed / tilted). Allocates nothing."""
+        v = 0
+        pins = self._pins
+        for i in range(self.count):
+            v |= pins[i]() << i
+        return v ^ self._inv
+
+    def level(self, index):
+        """The logical level of one line now (for an edge callback). Allocates nothing."""
+        return self._pins[index]() ^ ((self._inv >> index) & 1)
+
+    def on_edge(self, callback):
+        """callback(line_index) on each rising and falling edge of a tilt line; None stops it."""
+        trigger = Pin.IRQ_RISING | Pin.IRQ_FALLING
+        for i in range(self.count):
+            if (self.edge_mask >> i) & 1:
+                if callback is None:
+                    self._handlers[i] = None
+                    self._pins[i].irq(handler=None)
+                else:
+                    handler = _edge_handler(callback, i)
+                    self._handlers[i] = handler
+                    self._pins[i].irq(handler=handler, trigger=trigger)
+
+    def index(self, name):
+        return self.names.index(name)
+
+
+class Display(SSD1306):
+    """The OLED; a failed refresh (loose wire, bus noise) is counted, never stops the game."""
+
+    def __init__(self, i2c, addr, flip=False, contrast=0xCF):
+        self.errors = 0
+        super().__init__(i2c, addr, flip=flip, contrast=contrast)
+
+    def show(self):
+        try:
+            super().show()
+        except OSError:
+            self.errors += 1
+
+
+def _make_pegs(cfg):
+    from .. import boardconfig
+
+    p = cfg["pegs"]
+    load = Pin(p["load"], Pin.OUT, value=1)
+    clock = Pin(p["clock"], Pin.OUT, value=0)
+    data = Pin(p["data"], Pin.IN, None)  # driven push-pull by the first chip's QH
+    return Pegs(load, clock, data, boardconfig.chain_map(cfg), 1 - p["active"])
+
+
+def _make_display(cfg, problems):
+    d = cfg["display"]
+    if d["driver"] != "ssd1306":
+        return NullDisplay()
+    i2c = machine.I2C(0, scl=Pin(d["scl"]), sda=Pin(d["sda"]), freq=d["freq"])
+    try:
+        return Display(i2c, d["addr"], flip=d["flip"], contrast=d["contrast"])
+    except OSError as e:
+        problems.append("display: no SSD1306 answers at I2C address 0x%02X (SDA GPIO %d, SCL GPIO "
+                        "%d): %s; check the wiring and display.addr" % (d["addr"], d["sda"],
+                                                                        d["scl"], e))
+        return NullDisplay()
+
+
+def make_board(cfg, journal=JOURNAL_DIR):
+    """The Board for a config (path or dict, validated here). A display that does not answer is
+    replaced by a NullDisplay and reported in board.problems, so play can go on."""
+    from .. import boardconfig
+
+    cfg = boardconfig.load(cfg)
+    problems = []
+    lines = Lines(cfg)
+    pegs = _make_pegs(cfg) if "pegs" in cfg else None
+    display = _make_display(cfg, problems)
+    board = Board(cfg, lines, pegs, display, RealClock(), Storage(journal))
+    board.problems.extend(problems)
+    return board

@@ -1,0 +1,535 @@
+# A simulated board: the hal API over virtual lines, so the whole firmware runs (MicroPython unix
+# port behind a pty, or CPython in tests) with no table at hand.
+#
+# Lines are set by name (`set_line("pin.C", 1)`, names per the sensor-trace contract, values
+# logical) or by playing a sensor trace (TracePlayer). Pegs are read through a model of the
+# 74HC165 chain, so the same shift-register code as on the board decodes them. The display keeps
+# its pixels and the text drawn on it, as they were at the last show().
+
+import json
+
+from . import HEIGHT, WIDTH, Board, Pegs, RealClock, Storage, ticks_add, ticks_diff
+
+# -- clocks ---------------------------------------------------------------------------------------
+
+class VirtualClock:
+    """Ticks that move only when told: advance(ms), or sleep_ms(ms) (which returns at once)."""
+
+    def __init__(self, start=0):
+        self._now = ticks_add(start, 0)
+
+    def ticks_ms(self):
+        return self._now
+
+    def advance(self, ms):
+        if ms < 0:
+            raise ValueError("a clock cannot go back (advance by %d ms)" % ms)
+        self._now = ticks_add(self._now, ms)
+
+    def sleep_ms(self, ms):
+        self.advance(ms)
+
+    def ticks_diff(self, a, b):
+        return ticks_diff(a, b)
+
+    def ticks_add(self, t, delta):
+        return ticks_add(t, delta)
+
+
+# -- lines ----------------------------------------------------------------------------------------
+
+class Lines:
+    """Buttons then tilt pins (boardconfig.switch_names order) as one logical int bitmap."""
+
+    def __init__(self, names, edge_mask=0):
+        self.names = tuple(names)
+        self.count = len(self.names)
+        self.edge_mask = edge_mask
+        self._bits = 0
+        self._callback = None
+
+    def read(self):
+        return self._bits
+
+    def level(self, index):
+        """The logical level of one line (for an edge callback). Allocates nothing."""
+        return (self._bits >> index) & 1
+
+    def on_edge(self, callback):
+        """callback(line_index) on every change of a tilt line; None to stop. Called at once
+        from set(), where the board would schedule it from its pin interrupt."""
+        self._callback = callback
+
+    def index(self, name):
+        return self.names.index(name)
+
+    def set(self, index, v):
+        bit = 1 << index
+        old = self._bits
+        new = (old | bit) if v else (old & ~bit)
+        if new != old:
+            self._bits = new
+            if self.edge_mask & bit and self._callback is not None:
+                self._callback(index)
+
+
+class ShiftChain:
+    """Chained 74HC165s as the ESP32's three wires see them, fed from virtual peg bitmaps.
+
+    `state` is the board's [side 0, side 1] list of logical peg bitmaps. load/clock/data are
+    meant to be passed as bound methods, which calling does not allocate.
+    """
+
+    def __init__(self, chain_map, active, state):
+        self._map = chain_map
+        self._n = len(chain_map)
+        self._reg = bytearray(self._n)
+        self._inv = 0 if active else 1
+        self._state = state
+        self._pos = 0
+        self._clk = 0
+        self._ld = 1
+
+    def load(self, v):
+        if not v:
+            m = self._map
+            st = self._state
+            inv = self._inv
+            reg = self._reg
+            for i in range(self._n):
+                c = m[i]
+                if c == 255:
+                    reg[i] = 0  # unwired input tied to GND
+                else:
+                    reg[i] = ((st[c >> 5] >> (c & 31)) & 1) ^ inv
+            self._pos = 0
+        self._ld = v
+
+    def clock(self, v):
+        if v and not self._clk and self._ld:
+            self._pos += 1
+        self._clk = v
+
+    def data(self):
+        if self._pos < self._n:
+            return self._reg[self._pos]
+        return 0  # SER of the last chip tied to GND
+
+
+# -- display --------------------------------------------------------------------------------------
+
+try:
+    from framebuf import MONO_VLSB as _MONO_VLSB
+    from framebuf import FrameBuffer as _FrameBuffer
+except ImportError:  # CPython
+    _FrameBuffer = None  # type: ignore[misc, assignment]
+    _MONO_VLSB = 0  # type: ignore[misc]
+
+if _FrameBuffer is None:
+    # Defined only where it is used, so MicroPython does not keep its code in RAM.
+    class PyFrameBuffer:
+        """A MONO_VLSB stand-in for framebuf.FrameBuffer where there is none (CPython).
+
+        Pixel-exact for fill, pixel, lines, rectangles and scroll. CPython has no MicroPython
+        font, so text() draws a hollow 7x7 box per non-space character; Display keeps the text.
+        """
+
+        def __init__(self, buf, width, height, fmt=None, stride=None):
+            self.buf = buf
+            self.width = width
+            self.height = height
+
+        def pixel(self, x, y, c=None):
+            if not (0 <= x < self.width and 0 <= y < self.height):
+                return None
+            i = (y >> 3) * self.width + x
+            bit = 1 << (y & 7)
+            if c is None:
+                return 1 if self.buf[i] & bit else 0
+            if c:
+                self.buf[i] |= bit
+            else:
+                self.buf[i] &= 0xFF ^ bit
+
+        def fill(self, c):
+            v = 0xFF if c else 0
+            for i in range(len(self.buf)):
+                self.buf[i] = v
+
+        def fill_rect(self, x, y, w, h, c):
+            for yy in range(max(y, 0), min(y + h, self.height)):
+                for xx in range(max(x, 0), min(x + w, self.width)):
+                    self.pixel(xx, yy, c)
+
+        def hline(self, x, y, w, c):
+            self.fill_rect(x, y, w, 1, c)
+
+        def vline(self, x, y, h, c):
+            self.fill_rect(x, y, 1, h, c)
+
+        def rect(self, x, y, w, h, c, f=False):
+            if f:
+                self.fill_rect(x, y, w, h, c)
+                return
+            self.hline(x, y, w, c)
+            self.hline(x, y + h - 1, w, c)
+            self.vline(x, y, h, c)
+            self.vline(x + w - 1, y, h, c)
+
+        def line(self, x1, y1, x2, y2, c):
+            dx, dy = abs(x2 - x1), -abs(y2 - y1)
+            sx = 1 if x1 < x2 else -1
+            sy = 1 if y1 < y2 else -1
+            err = dx + dy
+            while True:
+                self.pixel(x1, y1, c)
+                if x1 == x2 and y1 == y2:
+                    return
+                e2 = 2 * err
+                if e2 >= dy:
+                    err += dy
+                    x1 += sx
+                if e2 <= dx:
+                    err += dx
+                    y1 += sy
+
+        def scroll(self, dx, dy):
+            w, h = self.width, self.height
+            old = [[self.pixel(x, y) for x in range(w)] for y in range(h)]
+            for y in range(h):
+                for x in range(w):
+                    sx, sy = x - dx, y - dy
+                    if 0 <= sx < w and 0 <= sy < h:
+                        self.pixel(x, y, old[sy][sx])
+
+        def text(self, s, x, y, c=1):
+            for k in range(len(s)):
+                if s[k] != " ":
+                    self.rect(x + 8 * k, y, 7, 7, c)
+
+    _FrameBuffer = PyFrameBuffer  # type: ignore[misc, assignment]
+else:
+    PyFrameBuffer = None  # type: ignore[misc, assignment]
+
+
+class _RecordingFrameBuffer(_FrameBuffer):
+    # Remembers the text drawn, so tests and the sim can read the screen as text. A fill or a
+    # fill_rect over a character's whole 8x8 cell wipes it.
+
+    def __init__(self, buf, width, height):
+        super().__init__(buf, width, height, _MONO_VLSB)
+        self.drawn = []  # [x, y, text] in drawing order
+
+    def text(self, s, x, y, c=1):
+        s = str(s)
+        super().text(s, x, y, c)
+        self.drawn = [e for e in self.drawn if e[0] != x or e[1] != y]
+        self.drawn.append([x, y, s])
+
+    def fill(self, c):
+        super().fill(c)
+        self.drawn = []
+
+    def fill_rect(self, x, y, w, h, c):
+        super().fill_rect(x, y, w, h, c)
+        kept = []
+        for ex, ey, s in self.drawn:
+            if ey >= y and ey + 8 <= y + h:
+                chars = list(s)
+                for k in range(len(chars)):
+                    cx = ex + 8 * k
+                    if cx >= x and cx + 8 <= x + w:
+                        chars[k] = " "
+                s = "".join(chars)
+            if s.strip():
+                kept.append([ex, ey, s])
+        self.drawn = kept
+
+    def rect(self, x, y, w, h, c, f=False):
+        if f:
+            self.fill_rect(x, y, w, h, c)
+        else:
+            super().rect(x, y, w, h, c)
+
+    def scroll(self, dx, dy):
+        super().scroll(dx, dy)
+        for e in self.drawn:
+            e[0] += dx
+            e[1] += dy
+
+
+class Display:
+    """The SSD1306's API over a RAM frame buffer; reads back what the last show() put on screen."""
+
+    def __init__(self, width=WIDTH, height=HEIGHT):
+        self.width = width
+        self.height = height
+        self.buf = bytearray(width * height // 8)
+        self.fb = _RecordingFrameBuffer(self.buf, width, height)
+        self._shown = bytearray(len(self.buf))
+        self._shown_text = []
+        self.shows = 0
+        self.contrast_level = 0xCF
+        self.powered = True
+        self.inverted = False
+
+    def fill(self, c):
+        self.fb.fill(c)
+
+    def text(self, s, x, y, c=1):
+        self.fb.text(s, x, y, c)
+
+    def show(self):
+        self._shown[:] = self.buf
+        self._shown_text = [(e[0], e[1], e[2]) for e in self.fb.drawn]
+        self.shows += 1
+
+    def contrast(self, level):
+        self.contrast_level = level & 0xFF
+
+    def power(self, on):
+        self.powered = bool(on)
+
+    def invert(self, on):
+        self.inverted = bool(on)
+
+    # -- reading the screen back (what a person at the table would see) --------------------------
+
+    def texts(self):
+        """[(x, y, text)] on screen, in drawing order."""
+        return list(self._shown_text) if self.powered else []
+
+    def as_text(self):
+        """The screen as text: one row per 8-pixel band, a column per 8 pixels."""
+        cols = self.width // 8
+        rows = [[" "] * cols for _ in range(self.height // 8)]
+        for x, y, s in self.texts():
+            r = (y + 4) // 8
+            if not 0 <= r < len(rows):
+                continue
+            for k in range(len(s)):
+                col = (x + 4) // 8 + k
+                if 0 <= col < cols:
+                    rows[r][col] = s[k]
+        lines = ["".join(r).rstrip() for r in rows]
+        while lines and not lines[-1]:
+            lines.pop()
+        return "\n".join(lines)
+
+    def text_lines(self):
+        """The non-blank rows of as_text(), stripped."""
+        return [line.strip() for line in self.as_text().split("\n") if line.strip()]
+
+    def pixel(self, x, y):
+        if not self.powered:
+            return 0
+        return (self._shown[(y >> 3) * self.width + x] >> (y & 7)) & 1
+
+    def pixels(self):
+        """The screen as rows of '#' (lit) and '.' (dark)."""
+        return ["".join("#" if self.pixel(x, y) else "." for x in range(self.width))
+                for y in range(self.height)]
+
+
+# -- the board ------------------------------------------------------------------------------------
+
+class SimBoard(Board):
+    """A board whose lines are virtual. cfg: a config path or dict; flash_dir: the journal's
+    directory; clock: VirtualClock for tests, RealClock (the default) for a live simulation."""
+
+    def __init__(self, cfg, flash_dir, clock=None):
+        from .. import boardconfig
+
+        cfg = boardconfig.load(cfg)
+        lines = Lines(boardconfig.switch_names(cfg), boardconfig.tilt_mask(cfg))
+        self.peg_state = [0, 0]  # logical bitmaps, side 0 and side 1
+        self.chain = None
+        pegs = None
+        if "pegs" in cfg:
+            cmap = boardconfig.chain_map(cfg)
+            active = cfg["pegs"]["active"]
+            self.chain = ShiftChain(cmap, active, self.peg_state)
+            pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
+        super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
+
+    def _locate(self, name):
+        # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists
+        # the 27 pegs of side 0 then side 1 after the switch lines.
+        try:
+            i = self.line_names.index(name)
+        except ValueError:
+            raise ValueError("unknown line %s; this board has %s" % (_q(name), known_lines(self)))
+        n = self.lines.count
+        if i < n:
+            return None, i
+        return (i - n) // 27, (i - n) % 27
+
+    def set_line(self, name, v):
+        """Set a line by its contract name to a logical value, 0 or 1."""
+        if v is not True and v is not False and (type(v) is not int or v not in (0, 1)):
+            raise ValueError("line %s: v must be 0 or 1, not %s" % (name, _q(v)))
+        side, i = self._locate(name)
+        if side is None:
+            self.lines.set(i, v)
+        elif v:
+            self.peg_state[side] |= 1 << i
+        else:
+            self.peg_state[side] &= ~(1 << i)
+
+    def line(self, name):
+        side, i = self._locate(name)
+        if side is None:
+            return (self.lines.read() >> i) & 1
+        return (self.peg_state[side] >> i) & 1
+
+
+def known_lines(board):
+    """The lines of a board, summarised for messages."""
+    names = list(board.lines.names)
+    if board.pegs is not None:
+        names.append("peg.<side 0-1>.<bed 1-9>.<hole 1-3>")
+    return ", ".join(names)
+
+
+def _q(v):
+    try:
+        return json.dumps(v)
+    except (TypeError, ValueError):
+        return repr(v)
+
+
+# -- sensor traces --------------------------------------------------------------------------------
+
+class TraceError(ValueError):
+    """A sensor-trace line that cannot be played; `lineno` counts from 1."""
+
+    def __init__(self, lineno, message):
+        super().__init__("trace line %d: %s" % (lineno, message))
+        self.lineno = lineno
+
+
+def format_record(t, line, v):
+    """One trace line (without newline), keys in the contract's order."""
+    return '{"t": %d, "line": %s, "v": %d}' % (t, json.dumps(line), v)
+
+
+def read_trace(lines, names):
+    """Yield (t, line, v) from JSON Lines text, checking each against the contract.
+
+    `names`: the board's line names. Blank lines are skipped; keys beyond t/line/v are ignored.
+    Raises TraceError naming the line number for bad JSON, an unknown line name, t going
+    backwards or v not 0/1.
+    """
+    known = set(names)
+    last = -1
+    lineno = 0
+    for raw in lines:
+        lineno += 1
+        if type(raw) is bytes:
+            raw = raw.decode()
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            rec = json.loads(raw)
+        except ValueError as e:
+            raise TraceError(lineno, "bad JSON (%s): %s" % (e, raw[:60]))
+        if type(rec) is not dict:
+            raise TraceError(lineno, "must be a JSON object {\"t\": ms, \"line\": name, \"v\": 0|1}"
+                                     ", not %s" % raw[:60])
+        for key in ("t", "line", "v"):
+            if key not in rec:
+                raise TraceError(lineno, "missing %s in %s" % (_q(key), raw[:60]))
+        t, name, v = rec["t"], rec["line"], rec["v"]
+        if type(t) is not int or t < 0:
+            raise TraceError(lineno, "t must be a whole number of ms >= 0, not %s" % _q(t))
+        if t < last:
+            raise TraceError(lineno, "t goes backwards: %d after %d (a trace is in time order)"
+                             % (t, last))
+        if type(name) is not str or name not in known:
+            raise TraceError(lineno, "unknown line name %s; known: %s"
+                             % (_q(name), _summary(names)))
+        if type(v) is not int or v not in (0, 1):
+            raise TraceError(lineno, "v must be 0 or 1, not %s" % _q(v))
+        last = t
+        yield t, name, v
+
+
+def _summary(names):
+    out = [n for n in names if not n.startswith("peg.")]
+    if len(out) != len(names):
+        out.append("peg.<side 0-1>.<bed 1-9>.<hole 1-3>")
+    return ", ".join(out)
+
+
+def check_trace(lines, names):
+    """Validate a whole trace; return its number of records (TraceError on the first bad line)."""
+    n = 0
+    for _ in read_trace(lines, names):
+        n += 1
+    return n
+
+
+class TracePlayer:
+    """Plays a sensor trace onto a SimBoard: a record's t is ms after `start` (default: now).
+
+    poll() applies every record due by the board clock (for a real clock, call it from the main
+    loop); play() drives a VirtualClock from record to record. Records are read lazily, so a bad
+    line raises TraceError when the player reaches it.
+    """
+
+    def __init__(self, board, lines, start=None):
+        self.board = board
+        self.start = board.clock.ticks_ms() if start is None else start
+        self.applied = 0
+        self._records = read_trace(lines, board.line_names)
+        self._next = None
+        self._pull()
+
+    def _pull(self):
+        try:
+            self._next = next(self._records)
+        except StopIteration:
+            self._next = None
+
+    @property
+    def done(self):
+        return self._next is None
+
+    def next_t(self):
+        """The trace time of the next record, or None when the trace is over."""
+        return None if self._next is None else self._next[0]
+
+    def elapsed(self):
+        clock = self.board.clock
+        return clock.ticks_diff(clock.ticks_ms(), self.start)
+
+    def poll(self):
+        """Apply every record with t <= elapsed(); return how many."""
+        now = self.elapsed()
+        n = 0
+        while self._next is not None and self._next[0] <= now:
+            t, name, v = self._next
+            self.board.set_line(name, v)
+            n += 1
+            self.applied += 1
+            self._pull()
+        return n
+
+    def play(self, until=None, tick=None):
+        """Advance the board's VirtualClock to each record in turn and apply it, up to trace time
+        `until` (default: the whole trace; the clock then stops at `until`). tick(), if given,
+        runs after each batch of records sharing a time, e.g. a sensing step."""
+        clock = self.board.clock
+        while self._next is not None and (until is None or self._next[0] <= until):
+            wait = self._next[0] - self.elapsed()
+            if wait > 0:
+                clock.advance(wait)
+            self.poll()
+            if tick is not None:
+                tick()
+        if until is not None:
+            wait = until - self.elapsed()
+            if wait > 0:
+                clock.advance(wait)
+        return self.applied
