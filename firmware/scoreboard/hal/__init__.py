@@ -49,7 +49,7 @@ class RealClock:
     def ticks_ms(self):
         if self._ticks is not None:
             return self._ticks()
-        return int(time.monotonic() * 1000) & _TICKS_MAX
+        return int(time.monotonic() * 1000) & _TICKS_MAX  # type: ignore[attr-defined]  # CPython
 
     def sleep_ms(self, ms):
         if self._sleep is not None:

@@ -23,6 +23,8 @@ from .ssd1306 import SSD1306
 
 JOURNAL_DIR = "/journal"  # on the LittleFS filesystem of the ESP32_GENERIC image
 
+# None means no pull resistor (documented for machine.Pin; the stubs type `pull` as int only,
+# hence the type: ignore[arg-type] where it is passed).
 _PULLS = {"up": Pin.PULL_UP, "down": Pin.PULL_DOWN, "none": None}
 
 
@@ -47,7 +49,7 @@ class Lines:
         for name in self.names:
             kind, _, key = name.partition(".")
             entry = cfg["buttons"][key] if kind == "btn" else cfg["pins"][key]
-            pins.append(Pin(entry["pin"], Pin.IN, _PULLS[entry["pull"]]))
+            pins.append(Pin(entry["pin"], Pin.IN, _PULLS[entry["pull"]]))  # type: ignore[arg-type]
         self._pins = pins
         self._handlers = [None] * self.count
 
@@ -100,7 +102,8 @@ def _make_pegs(cfg):
     p = cfg["pegs"]
     load = Pin(p["load"], Pin.OUT, value=1)
     clock = Pin(p["clock"], Pin.OUT, value=0)
-    data = Pin(p["data"], Pin.IN, None)  # driven push-pull by the first chip's QH
+    # No pull: the line is driven push-pull by the first chip's QH.
+    data = Pin(p["data"], Pin.IN, None)  # type: ignore[arg-type]
     return Pegs(load, clock, data, boardconfig.chain_map(cfg), 1 - p["active"])
 
 

@@ -279,10 +279,15 @@ class Display:
     def text(self, s, x, y, c=1):
         self.fb.text(s, x, y, c)
 
+    mirror = None  # a file path: each show() writes the screen there as text (chalk sim)
+
     def show(self):
         self._shown[:] = self.buf
         self._shown_text = [(e[0], e[1], e[2]) for e in self.fb.drawn]
         self.shows += 1
+        if self.mirror is not None:
+            with open(self.mirror, "w") as f:
+                f.write(self.as_text() + "\n")
 
     def contrast(self, level):
         self.contrast_level = level & 0xFF

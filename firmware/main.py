@@ -1,0 +1,99 @@
+# Boot: load the board config, build the hardware layer, resume the game, run the loop.
+#
+# On an ESP32 the board config is /board.json and the hardware layer is hal.esp32. On the
+# MicroPython unix port the same app runs as a simulated board:
+#     micropython main.py BOARD.json FLASH_DIR [--trace FILE] [--virtual] [--test-mode]
+# --trace plays a sensor trace onto the virtual lines; --virtual runs on a virtual clock as fast
+# as it can (for tests and demos) and prints a JSON summary instead of serving the link.
+
+import gc
+import sys
+
+
+def forget(name):
+    """Drop a module that is only needed at start-up (boardconfig), so its code frees RAM."""
+    sys.modules.pop(name, None)
+    pkg, _, attr = name.rpartition(".")
+    if pkg in sys.modules and hasattr(sys.modules[pkg], attr):
+        delattr(sys.modules[pkg], attr)
+    gc.collect()
+
+
+def sim_main(argv):
+    from scoreboard.hal.sim import SimBoard, TracePlayer, VirtualClock
+
+    opts = {"--trace": None}
+    flags = []
+    pos = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in opts:
+            opts[a] = argv[i + 1]
+            i += 2
+            continue
+        (flags if a.startswith("--") else pos).append(a)
+        i += 1
+    if len(pos) != 2:
+        print("usage: micropython main.py BOARD.json FLASH_DIR [--trace FILE] [--virtual] "
+              "[--test-mode]")
+        sys.exit(2)
+    virtual = "--virtual" in flags
+    board = SimBoard(pos[0], pos[1], VirtualClock() if virtual else None)
+    forget("scoreboard.boardconfig")
+    if virtual:
+        return run_virtual(board, opts["--trace"], "--test-mode" in flags)
+    from scoreboard.serve import serve
+
+    board.display.mirror = "screen.txt"  # the screen as text, for `chalk sim --show`
+    trace = None
+    if opts["--trace"]:
+        trace = TracePlayer(board, open(opts["--trace"]))
+    serve(board, trace=trace, test_mode=True if "--test-mode" in flags else None)
+
+
+def run_virtual(board, trace_path, test_mode):
+    """Play a trace on a virtual clock, ticking every scan period; print a summary."""
+    import json
+
+    from scoreboard.app import App
+    from scoreboard.hal.sim import TracePlayer
+
+    app = App(board, test_mode=test_mode)
+    app.boot()
+    clock = board.clock
+    step = board.cfg["timings"]["scan_ms"]
+    if trace_path:
+        with open(trace_path) as f:
+            player = TracePlayer(board, f)
+            while not player.done:
+                clock.advance(step)
+                player.poll()
+                app.tick()
+    for _ in range(board.cfg["timings"]["settle_ms"] // step + 1):
+        clock.advance(step)
+        app.tick()
+    app.refresh()
+    gc.collect()
+    # One JSON object per line, streamed: the actions of a long game need not fit in RAM.
+    for action in app.journal.actions():
+        print(json.dumps({"action": action}))
+    print(json.dumps({"state": app.game.state(), "screen": app.display.rows,
+                      "warnings": app.warnings(), "last_seq": app.journal.stats()["last_seq"],
+                      "mem_free": gc.mem_free(), "mem_alloc": gc.mem_alloc()}))
+
+
+def esp32_main():
+    from scoreboard import boardconfig
+    from scoreboard.hal.esp32 import make_board
+    from scoreboard.serve import serve
+
+    board = make_board(boardconfig.load("/board.json"))
+    forget("scoreboard.boardconfig")
+    serve(board)
+
+
+if sys.platform in ("linux", "darwin"):
+    sim_main(sys.argv[1:])
+else:
+    esp32_main()

@@ -1,0 +1,338 @@
+# The scoreboard application: lines -> sensing -> referee -> journal -> rules -> display/link.
+#
+# One App per board. tick() is the whole loop body: read the lines, run the sensing layer (no
+# allocation there), hand the input events to the game's referee, which proposes rule actions
+# through submit(): checked by the rules, written to the journal (write-ahead), then applied,
+# shown and mirrored to the host. At boot the journal is replayed, so a power cut loses at most
+# the action in flight.
+
+import gc
+import json
+import time
+from array import array
+
+from . import sense
+from .display import Display, screen
+from .journal import Journal, JournalError
+from .referee import referee_for
+from .rules import ConfigError, RuleError, rules_for
+
+FIRMWARE_VERSION = "0.1.0"
+_PEG_FAULT_BASE = 64  # FAULT ids of peg holes: 64 + side * 27 + bit (switch lines are < 30)
+
+
+class App:
+    def __init__(self, board, journal=None, emit=None, test_mode=None):
+        self.board = board
+        cfg = board.cfg
+        self.cfg = cfg
+        self.game_id = cfg["game"]
+        self.clock = board.clock
+        self.emit = emit or _nowhere  # emit(frame_type, payload): the link to the host
+        self.test_mode = cfg["link"]["test_mode"] if test_mode is None else test_mode
+        T = cfg["timings"]
+        lines = board.lines
+        names = lines.names
+        self.nbtn = sum(1 for n in names if n.startswith("btn."))
+        self.btn_names = [n[4:] for n in names[: self.nbtn]]
+        self.btn_mask = (1 << self.nbtn) - 1
+        self.ring = sense.EventRing(64)
+        self.buttons = sense.Buttons(self.nbtn, T["debounce_ms"], T["long_press_ms"],
+                                     ring=self.ring)
+        self.health = sense.LineHealth(lines.count, T["stuck_ms"], T["chatter_edges"],
+                                       T["chatter_window_ms"], ring=self.ring)
+        npins = lines.count - self.nbtn
+        self.tilt = None
+        if npins:
+            self.tilt = sense.TiltLatch(npins, T["min_fall_ms"], T["settle_ms"], ring=self.ring)
+            self._edge_cb = self._edge  # bound once: an interrupt must not allocate it
+            lines.on_edge(self._edge_cb)
+        self.grid = None
+        self.peg_health = None
+        if board.pegs is not None:
+            self.grid = sense.PegGrid(T["peg_debounce_ms"], ring=self.ring)
+            # Pegs legitimately stay in for a whole game: only chatter is a fault there.
+            self.peg_health = (
+                sense.LineHealth(27, 0, T["chatter_edges"], T["chatter_window_ms"],
+                                 ring=self.ring, base=_PEG_FAULT_BASE),
+                sense.LineHealth(27, 0, T["chatter_edges"], T["chatter_window_ms"],
+                                 ring=self.ring, base=_PEG_FAULT_BASE + 27))
+            self._pegbuf = array("i", [0, 0])
+            self._peg_every = T["peg_scan_ms"]
+            self._peg_last = None
+        self._ev = array("i", [0, 0, 0, 0])
+        self.journal = journal or Journal(board.storage.root)
+        self.display = Display(board.display)
+        self.referee = referee_for(self.game_id)(self)
+        self.game = None
+        self.header = None
+        self.last = None  # text of the last action, for the display
+        self.error = None  # why the last proposed action was refused
+        self.problems = list(board.problems)  # boot-time faults worth showing
+        self.faults = {}  # line id -> "stuck" / "chatter"
+        self.wall = None  # (epoch ms, ticks) once the host set the clock
+        self.service = False
+        self._t_base = 0
+        self._t_boot = self.clock.ticks_ms()
+        self.dirty = True
+
+    # -- boot and games ----------------------------------------------------------------------
+    def boot(self):
+        """Resume the game in progress from the journal, or start a new one."""
+        self.game = None
+        res = self.journal.boot(self._resume_action)
+        for e in res.errors:
+            self.problems.append("journal %s line %s: %s" % (e["file"], e["line"], e["error"]))
+        if res.header is not None and self.game is None:
+            self._start(res.header)
+        if self.game is None:
+            self.new_game()
+        self.referee.changed()
+        self.dirty = True
+        self.emit("boot", self.hello())
+        return res
+
+    def _resume_action(self, action):
+        if self.game is None:
+            self._start(self.journal.header())
+        if self._refused_at_boot:
+            return
+        try:
+            self.game.apply(action)
+        except RuleError as e:
+            # A journal written by other rules: keep the state at the last action they accept.
+            self._refused_at_boot = True
+            self.problems.append("journal action refused: %s" % e)
+        t = action.get("t")
+        if type(t) is int:
+            self._t_base = t
+
+    _refused_at_boot = False
+
+    def _start(self, header):
+        self.header = header
+        self.game = rules_for(header["game"])(header.get("config") or {})
+        self._t_boot = self.clock.ticks_ms()
+
+    def new_game(self, config=None, players=None, game=None):
+        """End the game in progress (kept until the host has it) and start a new one."""
+        game = game or self.game_id
+        if game != self.game_id:
+            raise ConfigError("this board plays %s, not %s" % (self.game_id, game))
+        if config is None:
+            config = self.game.config if self.game is not None else self.cfg["game_config"]
+        rules_for(game)(config)  # check the config before anything is written
+        if players is None:
+            players = self.header.get("players", []) if self.header else []
+        if self.journal.stats()["game_no"] is not None:  # a game is in progress
+            outcome = self.game.outcome() if self.game is not None else None
+            end = {"winner": outcome["winner"] if outcome else None}
+            self.emit("rec", {"seq": self.journal.end_game(end), "type": "E", "end": end})
+        header = {"chalk": 1, "game": game, "config": config, "players": players,
+                  "board": self.cfg["board"], "firmware": FIRMWARE_VERSION}
+        if self.wall is not None:
+            header["started"] = self.iso_now()
+        no, seq = self.journal.new_game(header)
+        header["game_no"] = no
+        self._t_base = 0
+        self._start(header)
+        self.last = None
+        self.error = None
+        self.referee.changed()
+        self.dirty = True
+        self.emit("rec", {"seq": seq, "type": "H", "header": header})
+        self.emit("state", {"seq": seq, "state": self.game.state()})
+        return seq
+
+    # -- actions -----------------------------------------------------------------------------
+    def t_now(self):
+        """ms since the game started (continues across a reboot from the last journaled t)."""
+        return self._t_base + self.clock.ticks_diff(self.clock.ticks_ms(), self._t_boot)
+
+    def predict(self, action):
+        """The state an action would give, or None (and the refusal shown) if refused."""
+        try:
+            return self.game.export(self.game.prepare(action)[1])
+        except RuleError as e:
+            self._refused(e)
+            return None
+
+    def submit(self, action):
+        """Check, journal, apply and publish one action. True if it was accepted."""
+        try:
+            pending = self.game.prepare(action)
+        except RuleError as e:
+            self._refused(e)
+            return False
+        rec = dict(action)
+        rec["t"] = self.t_now()
+        try:
+            seq = self.journal.append(rec)
+        except (OSError, JournalError) as e:
+            self.error = "journal: %s" % e
+            self.emit("warn", {"warning": self.error})
+            self.dirty = True
+            return False
+        state = self.game.commit(pending)
+        self.error = None
+        self.last = _describe(rec)
+        out = {"seq": seq}
+        out.update(rec)
+        self.emit("rec", out)
+        self.emit("state", {"seq": seq, "state": state})
+        self.referee.changed()
+        self.dirty = True
+        return True
+
+    def _refused(self, e):
+        self.error = "%s %s" % (e.rule, e.reason)
+        self.emit("warn", {"refused": e.rule, "message": str(e)})
+        self.dirty = True
+
+    def button(self, ident):
+        return self.btn_names[ident] if 0 <= ident < self.nbtn else None
+
+    # -- the loop ----------------------------------------------------------------------------
+    def _edge(self, line):
+        # Edge interrupt of a tilt line: ints only (sense.TiltLatch.note_edge allocates nothing).
+        self.tilt.note_edge(line - self.nbtn, self.clock.ticks_ms(),
+                            self.board.lines.level(line))
+
+    def scan(self, t):
+        """The sensing step: lines in, events into the ring. Allocates nothing."""
+        raw = self.board.lines.read()
+        self.health.tick(t, raw)
+        self.buttons.mute = self.health.faulty & self.btn_mask
+        self.buttons.tick(t, raw & self.btn_mask)
+        if self.tilt is not None:
+            self.tilt.tick(t, raw >> self.nbtn)
+        if self.grid is not None and (self._peg_last is None or self.clock.ticks_diff(
+                t, self._peg_last) >= self._peg_every):
+            self._peg_last = t
+            buf = self._pegbuf
+            self.board.pegs.scan_into(buf)
+            self.peg_health[0].tick(t, buf[0])
+            self.peg_health[1].tick(t, buf[1])
+            self.grid.tick(t, buf[0], buf[1])
+
+    def tick(self):
+        """One pass of the main loop: sense, referee, display."""
+        t = self.clock.ticks_ms()
+        self.scan(t)
+        ev = self._ev
+        while self.ring.pop_into(ev):
+            self.on_event(ev[0], ev[1], ev[2], ev[3])
+        if self.dirty:
+            self.refresh()
+
+    def on_event(self, kind, ident, value, t):
+        if kind == sense.FAULT:
+            name = self.line_name(ident)
+            if value == sense.HEALTHY:
+                self.faults.pop(name, None)
+            else:
+                self.faults[name] = "stuck" if value == sense.STUCK else "chatter"
+            self.emit("warn", {"line": name, "fault": self.faults.get(name, "ok")})
+        elif kind == sense.LINE or kind == sense.PIN_DOWN:
+            pass  # shown live by the referee's status; no decision rests on them alone
+        if self.test_mode:
+            self.emit("event", {"kind": sense.kind_name(kind), "id": ident, "value": value,
+                                "t": t})
+        self.referee.on_event(kind, ident, value, t)
+        self.dirty = True
+
+    def line_name(self, ident):
+        if ident >= _PEG_FAULT_BASE:
+            side, bit = divmod(ident - _PEG_FAULT_BASE, 27)
+            return "peg.%d.%d.%d" % (side, bit // 3 + 1, bit % 3 + 1)
+        return self.board.lines.names[ident]
+
+    def warnings(self):
+        out = ["%s %s" % (k, v) for k, v in sorted(self.faults.items())]
+        out += self.referee.warnings()
+        if self.error:
+            out.append(self.error)
+        return out + self.problems
+
+    def refresh(self):
+        self.dirty = False
+        if self.service:
+            rows = self.service_rows()
+        else:
+            view = self.game.view() if hasattr(self.game, "view") else None
+            status = self.referee.status() or self.last
+            rows = screen(self.game_id, self.game.state(), view,
+                          (self.header or {}).get("players", ()), status, self.warnings())
+        self.display.show(rows)
+
+    def service_rows(self):
+        """Service view: every switch line's level and edge count (bring-up, bad switches)."""
+        raw = self.board.lines.read()
+        rows = ["SERVICE"]
+        for i, name in enumerate(self.board.lines.names):
+            rows.append("%-10s%d %4d" % (name[:10], (raw >> i) & 1, self.health.edge_count(i)))
+        if self.grid is not None:
+            rows.append("pegs %d+%d" % (_bits(self.grid.side_bits(0)),
+                                        _bits(self.grid.side_bits(1))))
+        return rows
+
+    # -- what the host asks ------------------------------------------------------------------
+    def hello(self):
+        st = self.journal.stats()
+        return {"firmware": FIRMWARE_VERSION, "game": self.game_id, "board": self.cfg["board"],
+                "test_mode": self.test_mode, "last_seq": st["last_seq"],
+                "game_no": st["game_no"]}
+
+    def lines_now(self):
+        raw = self.board.lines.read()
+        out = {}
+        for i, name in enumerate(self.board.lines.names):
+            out[name] = {"v": (raw >> i) & 1, "edges": self.health.edge_count(i)}
+        if self.grid is not None:
+            out["pegs"] = [self.grid.side_bits(0), self.grid.side_bits(1)]
+        return out
+
+    def set_clock(self, epoch_ms):
+        self.wall = (epoch_ms, self.clock.ticks_ms())
+
+    def iso_now(self):
+        epoch_ms, ticks = self.wall
+        secs = (epoch_ms + self.clock.ticks_diff(self.clock.ticks_ms(), ticks)) // 1000
+        # MicroPython's epoch is 2000 on some ports, 1970 on others.
+        y = time.gmtime(0)[0]
+        if y == 2000:
+            secs -= 946684800
+        tm = time.gmtime(secs)
+        return "%04d-%02d-%02dT%02d:%02d:%02dZ" % tm[:6]
+
+    def status(self):
+        st = self.journal.stats()
+        return {"state": self.game.state(), "game": self.game_id, "game_no": st["game_no"],
+                "last_seq": st["last_seq"], "players": (self.header or {}).get("players", []),
+                "outcome": self.game.outcome(), "warnings": self.warnings(), "last": self.last,
+                "note": self.referee.status(), "screen": self.display.rows,
+                "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}
+
+
+def _bits(x):
+    n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+def _describe(rec):
+    a = rec.get("a")
+    if a == "turn":
+        return "%s %s%s" % ("AB"[rec["side"]], "".join(str(n) for n in rec["beds"]),
+                            " void" if rec.get("void") else "")
+    if a == "shot":
+        return "P%d %s%s%s" % (rec["player"] + 1, rec.get("pins") or "-",
+                               " c%d" % rec["carom"] if rec.get("carom") else "",
+                               " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
+    return json.dumps(rec)[:16] if a not in ("undo", "start", "break") else a
+
+
+def _nowhere(kind, payload):
+    pass

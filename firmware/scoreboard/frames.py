@@ -1,0 +1,285 @@
+# Serial link frames (docs/serial-protocol.md): the codec both ends share, pure, no I/O.
+#
+# A frame is one text line a person can read in any serial monitor:
+#
+#     ~c1 42 rec {"a":"turn","beds":[0,1,0,0,0,0,0,0,0],"seq":17,"side":0,"t":8123} c911a231
+#     |   |  |   |                                                                  |
+#     |   |  |   payload: a JSON object, compact, keys sorted            CRC32 of all before
+#     |   |  type: [a-z][a-z0-9_]*, at most 16 characters                  the space, %08x
+#     |   frame number: decimal, 0..999999999, no leading zero
+#     marker "~c" and protocol version
+#
+# The marker starts the line: nothing MicroPython's REPL prints does ("~" is not a Python token
+# a traceback or prompt begins with), so frames and REPL output share the port. A line without
+# it is noise; a line with it that fails any check is corrupt. Every version of the protocol
+# keeps this envelope (marker + version first, frame number second, CRC last), so a frame of
+# another version is still recognised, with its CRC checked, and reported as such.
+#
+# Runs unchanged on MicroPython and CPython, and encodes the same bytes on both: MicroPython
+# dicts do not keep insertion order, so keys are written sorted; strings are raw UTF-8.
+
+import binascii
+import json
+
+VERSION = 1
+MARKER = "~c"
+MAX_LINE = 1024  # bytes of a frame line, without its line terminator
+MAX_N = 999999999  # frame numbers (and command ids) wrap from here to 0
+_MAX_TYPE = 16
+_MAX_DEPTH = 8  # payload nesting; the contract's payloads are two or three deep
+_BMARKER = b"~c"
+_MIN = 14  # len("~c1 0 01234567"): the shortest envelope (any version)
+
+# MicroPython's crc32 takes a str as is (its bytes are UTF-8); CPython wants bytes.
+try:
+    binascii.crc32("")
+    _CRC_STR = True
+except TypeError:
+    _CRC_STR = False
+
+# CPython escapes non-ASCII unless told not to; MicroPython writes UTF-8 and takes no options.
+try:
+    json.dumps("", ensure_ascii=False)
+
+    def _jstr(s):
+        return json.dumps(s, ensure_ascii=False)
+except TypeError:
+    _jstr = json.dumps
+
+
+class Corrupt(ValueError):
+    """A line that carries the marker but is not a whole, valid frame: drop it and count it."""
+
+
+class FrameTooLong(ValueError):
+    """A frame to send that would be longer than MAX_LINE bytes."""
+
+
+class WrongVersion(Exception):
+    """An intact frame of another protocol version. `n` is its frame number (None if it has no
+    readable one); `newer` tells which side must be updated."""
+
+    def __init__(self, version, n=None):
+        self.version = version
+        self.n = n
+        self.newer = version > VERSION
+        super().__init__("protocol v%d frame (this end speaks v%d)" % (version, VERSION))
+
+
+# -- encoding --------------------------------------------------------------------------------
+
+def _str(s, out):
+    if "\x08" in s or "\x0c" in s:
+        # The one escape the two json modules write differently (\b vs \u0008): split it out.
+        start = 0
+        out.append('"')
+        for i in range(len(s)):
+            c = s[i]
+            if c == "\x08" or c == "\x0c":
+                out.append(_jstr(s[start:i])[1:-1])
+                out.append("\\u0008" if c == "\x08" else "\\u000c")
+                start = i + 1
+        out.append(_jstr(s[start:])[1:-1])
+        out.append('"')
+    else:
+        out.append(_jstr(s))
+
+
+def _dump(obj, out, depth):
+    t = type(obj)
+    if t is str:
+        _str(obj, out)
+    elif obj is None or t is bool or t is int:
+        out.append(json.dumps(obj))
+    elif t is float:
+        # Allowed, but digits may differ by platform (single-precision on ESP32): prefer ints.
+        if obj != obj or obj in (float("inf"), float("-inf")):
+            raise ValueError("NaN and infinity are not JSON")
+        out.append(json.dumps(obj))
+    elif depth >= _MAX_DEPTH:
+        raise ValueError("payload nested deeper than %d" % _MAX_DEPTH)
+    elif t is dict:
+        out.append("{")
+        first = True
+        for k in sorted(obj):
+            if type(k) is not str:
+                raise ValueError("payload keys must be strings, not %r" % (k,))
+            if not first:
+                out.append(",")
+            first = False
+            _str(k, out)
+            out.append(":")
+            _dump(obj[k], out, depth + 1)
+        out.append("}")
+    elif t is list or t is tuple:
+        out.append("[")
+        for i in range(len(obj)):
+            if i:
+                out.append(",")
+            _dump(obj[i], out, depth + 1)
+        out.append("]")
+    else:
+        raise ValueError("cannot put %s in a frame" % t.__name__)
+
+
+def dumps(obj):
+    """Canonical compact JSON: sorted keys, raw UTF-8, the same text on MicroPython and CPython."""
+    out = []
+    _dump(obj, out, 0)
+    return "".join(out)
+
+
+def _type_ok(typ):
+    if not 0 < len(typ) <= _MAX_TYPE or not ("a" <= typ[0] <= "z"):
+        return False
+    for c in typ:
+        if not ("a" <= c <= "z" or "0" <= c <= "9" or c == "_"):
+            return False
+    return True
+
+
+def encode(n, typ, payload, version=VERSION):
+    """One frame line, "\\n" included, as a str. `payload` must be a dict.
+
+    Raises FrameTooLong if it would exceed MAX_LINE bytes, ValueError for anything else that
+    cannot be a frame (a bad type name, a frame number out of range, a non-JSON value)."""
+    if type(n) is not int or not 0 <= n <= MAX_N:
+        raise ValueError("frame number must be 0..%d, not %r" % (MAX_N, n))
+    if type(typ) is not str or not _type_ok(typ):
+        raise ValueError("bad frame type %r" % (typ,))
+    if type(payload) is not dict:
+        raise ValueError("a frame payload must be a dict")
+    out = [MARKER, str(version), " ", str(n), " ", typ, " "]
+    _dump(payload, out, 0)
+    body = "".join(out)
+    # Bytes are only needed for CPython's crc32, or to measure a str that might be too long.
+    if _CRC_STR and len(body) * 4 <= MAX_LINE - 9:
+        raw = body
+        size = len(body)
+    else:
+        raw = body.encode()
+        size = len(raw)
+    if size + 9 > MAX_LINE:
+        raise FrameTooLong("%s frame of %d bytes (at most %d)" % (typ, size + 9, MAX_LINE))
+    return "%s %08x\n" % (body, binascii.crc32(raw) & 0xFFFFFFFF)
+
+
+# -- decoding --------------------------------------------------------------------------------
+
+def _digits(b, lo, hi):
+    """The int of b[lo:hi] if it is a canonical decimal of at most 9 digits, else -1."""
+    if hi <= lo or hi - lo > 9 or (b[lo] == 48 and hi - lo > 1):
+        return -1
+    v = 0
+    for i in range(lo, hi):
+        c = b[i]
+        if not 48 <= c <= 57:
+            return -1
+        v = v * 10 + c - 48
+    return v
+
+
+def decode(line):
+    """Decode one line (bytes or str, line terminator optional).
+
+    Returns (n, type, payload) for a valid frame of this protocol version; None for a line
+    without the marker (REPL output, a partial line: not a frame); raises Corrupt for a line
+    with the marker that is not a whole valid frame, and WrongVersion for an intact frame of
+    another version."""
+    if type(line) is str:
+        line = line.encode()
+    end = len(line)
+    while end and line[end - 1] in (10, 13):
+        end -= 1
+    if line[:2] != _BMARKER:
+        return None
+    if end > MAX_LINE:
+        raise Corrupt("longer than %d bytes" % MAX_LINE)
+    if end < _MIN or line[end - 9] != 32:
+        raise Corrupt("truncated or malformed")
+    crc = 0
+    for i in range(end - 8, end):
+        c = line[i]
+        if 48 <= c <= 57:
+            crc = crc * 16 + c - 48
+        elif 97 <= c <= 102:  # lowercase only, so a frame has exactly one spelling
+            crc = crc * 16 + c - 87
+        else:
+            raise Corrupt("malformed checksum")
+    body = end - 9
+    if binascii.crc32(memoryview(line)[:body]) & 0xFFFFFFFF != crc:
+        raise Corrupt("checksum mismatch")
+    s1 = line.find(b" ", 2, body)
+    version = _digits(line, 2, s1) if s1 > 0 else -1
+    if version < 0:
+        raise Corrupt("malformed version")
+    s2 = line.find(b" ", s1 + 1, body)
+    n = _digits(line, s1 + 1, s2) if s2 > 0 else -1
+    if version != VERSION:
+        raise WrongVersion(version, n if n >= 0 else None)
+    if n < 0:
+        raise Corrupt("malformed frame number")
+    s3 = line.find(b" ", s2 + 1, body)
+    if s3 < 0:
+        raise Corrupt("no payload")
+    try:
+        typ = line[s2 + 1:s3].decode()
+        text = line[s3 + 1:body].decode()
+    except UnicodeError:
+        raise Corrupt("not UTF-8")
+    if not _type_ok(typ):
+        raise Corrupt("malformed type")
+    if text[:1] != "{":
+        raise Corrupt("payload is not a JSON object")
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        raise Corrupt("payload is not JSON")
+    if type(payload) is not dict:
+        raise Corrupt("payload is not a JSON object")
+    return n, typ, payload
+
+
+def next_n(n):
+    """The frame number after n (they wrap from MAX_N to 0)."""
+    return 0 if n >= MAX_N else n + 1
+
+
+# -- lines -----------------------------------------------------------------------------------
+
+class Lines:
+    """Assembles whole lines from bytes as they arrive (any chunking; "\\n", "\\r\\n" or "\\r").
+
+    feed() yields each complete, non-empty line without its terminator. A line longer than
+    MAX_LINE is not buffered whole: it is cut to MAX_LINE + 1 bytes, which decode() rejects
+    as corrupt (with the marker) or ignores as noise (without), so memory stays bounded."""
+
+    def __init__(self, limit=MAX_LINE):
+        self._limit = limit + 1
+        self._buf = bytearray()
+
+    def feed(self, data):
+        if type(data) is str:
+            data = data.encode()
+        i = 0
+        size = len(data)
+        while i < size:
+            j = data.find(b"\n", i)
+            r = data.find(b"\r", i)
+            if r >= 0 and (j < 0 or r < j):
+                j = r
+            stop = size if j < 0 else j
+            room = self._limit - len(self._buf)
+            if room > 0 and stop > i:
+                self._buf.extend(data[i:stop if stop - i <= room else i + room])
+            if j < 0:
+                return
+            i = j + 1
+            if self._buf:
+                line = bytes(self._buf)
+                self._buf = bytearray()
+                yield line
+
+    def pending(self):
+        """Bytes of an unfinished line held so far."""
+        return len(self._buf)

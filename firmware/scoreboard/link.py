@@ -1,0 +1,307 @@
+# The board's end of the serial link (docs/serial-protocol.md).
+#
+# Link turns whatever arrives on the port into commands for a handler and sends its replies and
+# the board's own frames back. It owns no I/O: `write(str)` sends text (sys.stdout.write on a
+# board), and the app calls feed() with whatever it read, in any chunks. A command is answered by
+# exactly one `ok` or `err` frame carrying the command's id; a corrupt line is dropped and
+# counted, never half-applied. Runs unchanged on MicroPython and CPython.
+
+from . import frames
+
+# Commands the host may send: name -> ((arg, check, required, default), ...). Args are checked
+# here, before the handler sees them, so a handler only deals with well-typed values.
+_NAME_MAX = 40  # a player's name, in characters
+_PLAYERS_MAX = 8
+_EVENTS_MAX = 32  # about what one frame holds
+_MESSAGE_MAX = 300  # an error message, clipped so its err frame always fits
+
+
+def _is_int(v):
+    return type(v) is int  # bool is not an int here: JSON true is not 1
+
+
+def _seq(v):
+    if _is_int(v) and v >= 0:
+        return None
+    return "a non-negative integer"
+
+
+def _bool(v):
+    return None if type(v) is bool else "true or false"
+
+
+def _dict(v):
+    return None if type(v) is dict else "a JSON object"
+
+
+def _game(v):
+    if type(v) is str and 0 < len(v) <= 32:
+        return None
+    return 'a game id string such as "five-pins"'
+
+
+def _name(v):
+    return type(v) is str and 0 < len(v) <= _NAME_MAX
+
+
+def _players(v):
+    what = ("a list of at most %d names (strings of 1..%d characters, or a pair of them for a "
+            "side of two)" % (_PLAYERS_MAX, _NAME_MAX))
+    if type(v) is not list or len(v) > _PLAYERS_MAX:
+        return what
+    for p in v:
+        if _name(p):
+            continue
+        if type(p) is list and 0 < len(p) <= 2 and _name(p[0]) and (len(p) == 1 or _name(p[1])):
+            continue
+        return what
+    return None
+
+
+def _action(v):
+    if type(v) is dict and type(v.get("a")) is str:
+        return None
+    return 'an action object with an "a" kind, such as {"a":"undo"}'
+
+
+_TRACE_KEYS = ("t", "line", "v")
+_EVENT_KEYS = ("kind", "id", "value", "t")
+
+
+def _event(e):
+    if type(e) is not dict:
+        return False
+    if "line" in e:  # sensor-trace form: {"t": ms, "line": "pin.C", "v": 0|1}
+        for k in e:
+            if k not in _TRACE_KEYS:
+                return False
+        t = e.get("t", 0)
+        return (type(e["line"]) is str and e.get("v") in (0, 1) and type(e.get("v")) is int
+                and _is_int(t) and t >= 0)
+    for k in e:  # input-event form: {"kind": "press"|int, "id": int|str, "value": int, "t"?}
+        if k not in _EVENT_KEYS:
+            return False
+    t = e.get("t", 0)
+    return (type(e.get("kind")) in (str, int) and type(e.get("id")) in (str, int)
+            and _is_int(e.get("value")) and _is_int(t) and t >= 0)
+
+
+def _events(v):
+    what = ('a list of 1..%d input events, each {"t":ms,"line":name,"v":0|1} or '
+            '{"kind":k,"id":i,"value":n}' % _EVENTS_MAX)
+    if type(v) is not list or not 0 < len(v) <= _EVENTS_MAX:
+        return what
+    for e in v:
+        if not _event(e):
+            return what + "; bad event: " + frames.dumps(e)[:60]
+    return None
+
+
+COMMANDS = {
+    "hello": (),
+    "state": (),
+    "new": (("game", _game, True, None), ("config", _dict, False, {}),
+            ("players", _players, False, [])),
+    "undo": (),
+    "journal": (("after", _seq, True, None),),
+    "ack": (("seq", _seq, True, None),),
+    "clock": (("ms", _seq, True, None),),
+    "inject": (("events", _events, True, None),),
+    "act": (("action", _action, True, None),),
+    "service": (("on", _bool, True, None),),
+}
+TEST_ONLY = ("inject", "act")
+# Commands that change something: a repeat of the last one (same id, same args: the host
+# resending after a lost reply) gets the same reply again instead of being carried out twice.
+_ONCE = ("new", "undo", "ack", "clock", "inject", "act", "service")
+# What the board sends on its own. `state` is also a command (the direction tells them apart).
+EMIT_TYPES = ("rec", "state", "warn", "event", "boot")
+# Frames only a board sends: one arriving here is an echo of our own, never answered (answering
+# would ping-pong forever on a port that echoes).
+_OWN = ("ok", "err", "rec", "warn", "event", "boot")
+
+
+class Refused(Exception):
+    """A command the board will not carry out; its message is sent to the host in `err`."""
+
+
+class Link:
+    """One end of the link on the board.
+
+    `handler` implements `cmd_<name>(args)` for the commands in COMMANDS: each returns a result
+    dict (None counts as {}) or raises Refused(message); `cmd_journal` returns an iterable of
+    record dicts instead, each sent as a `rec` frame before the `ok`. inject and act are refused
+    here unless `test_mode` is on."""
+
+    def __init__(self, write, handler, test_mode=False):
+        self._write = write
+        self.handler = handler
+        self.test_mode = bool(test_mode)
+        self._lines = frames.Lines()
+        self._n = 0  # the number of the next frame this board sends
+        self._last = None  # (id, cmd, args, reply type, reply payload) of the last _ONCE command
+        self._stats = {"frames_in": 0, "frames_out": 0, "corrupt": 0, "noise": 0,
+                       "ignored": 0, "refused": 0, "repeats": 0, "version": 0}
+
+    # -- sending -----------------------------------------------------------------------------
+    def _send(self, typ, payload):
+        line = frames.encode(self._n, typ, payload)  # FrameTooLong before a number is used
+        n = self._n
+        self._n = frames.next_n(n)
+        self._write(line)
+        self._stats["frames_out"] += 1
+        return n
+
+    def emit(self, typ, payload):
+        """Send an unsolicited frame (a type of EMIT_TYPES); returns its frame number.
+
+        A `boot` payload gets the protocol version and test mode added. Raises FrameTooLong if
+        the payload does not fit in a frame."""
+        if typ not in EMIT_TYPES:
+            raise ValueError("unknown frame type %r (known: %s)" % (typ, ", ".join(EMIT_TYPES)))
+        if typ == "boot":
+            payload = dict(payload)
+            payload["protocol"] = frames.VERSION
+            payload["test_mode"] = self.test_mode
+        return self._send(typ, payload)
+
+    def _err(self, cid, code, message, extra=None):
+        payload = {"id": cid, "code": code, "error": message[:_MESSAGE_MAX]}
+        if extra:
+            for k in extra:
+                payload[k] = extra[k]
+        self._stats["refused"] += 1
+        self._send("err", payload)
+        return ("err", payload)
+
+    def _ok(self, cid, result):
+        payload = {"id": cid, "result": result}
+        try:
+            self._send("ok", payload)
+        except frames.FrameTooLong as e:
+            return self._err(cid, "too_long", "the reply does not fit in a frame: %s" % e)
+        return ("ok", payload)
+
+    # -- receiving ---------------------------------------------------------------------------
+    def feed(self, data):
+        """Take whatever arrived (bytes or str, partial or several lines, noise included)."""
+        for line in self._lines.feed(data):
+            self._line(line)
+
+    def _line(self, line):
+        try:
+            f = frames.decode(line)
+        except frames.WrongVersion as e:
+            self._stats["version"] += 1
+            if e.n is not None:
+                self._err(e.n, "version", "this board speaks serial protocol v%d, the command "
+                          "was v%d" % (frames.VERSION, e.version), {"protocol": frames.VERSION})
+            return
+        except frames.Corrupt:
+            self._stats["corrupt"] += 1
+            return
+        if f is None:
+            self._stats["noise"] += 1
+            return
+        cid, cmd, args = f
+        if cmd in _OWN:
+            self._stats["ignored"] += 1
+            return
+        self._stats["frames_in"] += 1
+        self.command(cid, cmd, args)
+
+    def command(self, cid, cmd, args):
+        """Carry out one decoded command and send its one reply; returns (type, payload)."""
+        last = self._last
+        if last is not None and last[0] == cid and last[1] == cmd and last[2] == args:
+            self._stats["repeats"] += 1
+            self._send(last[3], last[4])
+            return (last[3], last[4])
+        reply = self._run(cid, cmd, args)
+        if cmd in _ONCE:
+            self._last = (cid, cmd, args, reply[0], reply[1])
+        return reply
+
+    def _run(self, cid, cmd, args):
+        spec = COMMANDS.get(cmd)
+        if spec is None:
+            return self._err(cid, "unknown", "unknown command %s (known: %s)"
+                             % (cmd, ", ".join(sorted(COMMANDS))))
+        if cmd in TEST_ONLY and not self.test_mode:
+            return self._err(cid, "test_mode", "%s is refused: input injection is off on this "
+                             'board; enable it with "link": {"test_mode": true} in the board '
+                             "config (or run the simulator in test mode)" % cmd)
+        checked = {}
+        for name, check, required, default in spec:
+            if name not in args:
+                if required:
+                    return self._err(cid, "args", "%s needs %s" % (cmd, name))
+                checked[name] = default
+                continue
+            what = check(args[name])
+            if what is not None:
+                return self._err(cid, "args", "%s: %s must be %s" % (cmd, name, what))
+            checked[name] = args[name]
+        for name in args:
+            if name not in checked:
+                known = ", ".join([s[0] for s in spec]) or "none"
+                return self._err(cid, "args", "%s takes no argument %s (known: %s)"
+                                 % (cmd, name, known))
+        fn = getattr(self.handler, "cmd_" + cmd, None)
+        if fn is None and cmd != "hello":
+            return self._err(cid, "unsupported", "this firmware does not implement %s" % cmd)
+        try:
+            if cmd == "journal":
+                return self._journal(cid, fn(checked), checked["after"])
+            result = fn(checked) if fn is not None else None
+        except Refused as e:
+            return self._err(cid, "refused", str(e))
+        except Exception as e:  # a handler's bug must not stop the link: report it instead
+            return self._failed(cid, e)
+        if result is None:
+            result = {}
+        elif type(result) is not dict:
+            return self._err(cid, "internal", "%s returned %s, not a dict"
+                             % (cmd, type(result).__name__))
+        if cmd == "hello":
+            result = dict(result)
+            result["protocol"] = frames.VERSION
+            result["test_mode"] = self.test_mode
+        return self._ok(cid, result)
+
+    def _failed(self, cid, e):
+        rule = getattr(e, "rule", None)
+        if type(rule) is str:  # a RuleError: the action broke a rule of the game
+            return self._err(cid, "rule", str(e), {"rule": rule})
+        return self._err(cid, "internal", "%s: %s" % (type(e).__name__, e))
+
+    def _journal(self, cid, records, after):
+        last = after
+        count = 0
+        try:
+            for rec in records:
+                seq = rec.get("seq") if type(rec) is dict else None
+                if type(seq) is not int:
+                    return self._err(cid, "internal", "journal record without a seq")
+                try:
+                    self._send("rec", rec)
+                except frames.FrameTooLong as e:
+                    return self._err(cid, "too_long", "journal record seq %d does not fit in a "
+                                     "frame: %s" % (seq, e), {"seq": seq})
+                last = seq
+                count += 1
+        except Refused as e:
+            return self._err(cid, "refused", str(e))
+        except Exception as e:
+            return self._failed(cid, e)
+        finally:
+            close = getattr(records, "close", None)
+            if close is not None:
+                close()
+        return self._ok(cid, {"last": last, "count": count})
+
+    def stats(self):
+        """Counters: frames_in (commands), frames_out, corrupt, noise (lines without the
+        marker), ignored (frames that are not commands), refused (err replies), repeats
+        (resent commands answered from the last reply), version (other protocol versions)."""
+        return dict(self._stats)

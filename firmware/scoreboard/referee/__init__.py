@@ -1,0 +1,39 @@
+# Referees: per game, turn input events (buttons, the pin-fall latch, the peg grid) into the
+# rules' actions. A referee never changes the score itself: it proposes actions to the app,
+# which journals them and applies them through the rules (design: the flow of data).
+#
+# Game id "five-pins" -> module five_pins.py defining `Referee`, like the rules registry.
+
+from ..rules import ConfigError
+
+
+def referee_for(game):
+    try:
+        mod = __import__("scoreboard.referee." + game.replace("-", "_"), None, None,
+                         ("Referee",))
+    except ImportError:
+        raise ConfigError("no referee for game %r: no module scoreboard/referee/%s.py"
+                          % (game, game.replace("-", "_")))
+    return mod.Referee
+
+
+class BaseReferee:
+    """What every referee offers the app. `app` gives: game (the rules), submit(action) ->
+    (state, error text or None), button(ident) -> button name or None, now."""
+
+    def __init__(self, app):
+        self.app = app
+        self.note = None  # a pending choice to show (e.g. "void: touched")
+
+    def on_event(self, kind, ident, value, t):
+        """One input event from the sense ring."""
+
+    def warnings(self):
+        """Warnings to show until put right (e.g. a peg mismatch)."""
+        return []
+
+    def changed(self):
+        """The game changed (action, undo, new game, boot): recompute what depends on it."""
+
+    def status(self):
+        return self.note

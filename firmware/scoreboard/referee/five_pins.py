@@ -1,0 +1,92 @@
+# Five-pins referee: the pin-fall latch and six buttons -> break / shot / undo.
+#
+# The latch decides which pins went down (FP-18..FP-21: a fall that returns counts, a wobble
+# does not; a pin lying off its spot when the shot starts, e.g. removed under FP-23, is spent and
+# never counts). The referee adds what no sensor sees: the first carom (FP-10) and the foul
+# (FP-13..FP-16), chosen on buttons, and submits the shot when "confirm" is pressed (which also
+# closes the latch's shot window, if still open).
+#
+# Buttons: confirm (short: submit the shot / before the match: the break; long: undo), carom3 /
+# carom4 (toggle the first carom's value), foul (cycles through the foul codes; long: no foul),
+# undo, break (before the match: who breaks, FP-7).
+
+from ..sense import LONG, PRESS, SHOT, SHOT_CLOSED, pins_text
+from . import BaseReferee
+
+# The order the foul button cycles through: the common ones first.
+FOULS = ("miss", "red_first", "pin", "pins_first", "ball_off", "touch", "wrong_ball", "moving",
+         "not_tip", "double_hit", "push", "contact", "foot", "placing", "jump")
+
+
+class Referee(BaseReferee):
+    def __init__(self, app):
+        super().__init__(app)
+        self.breaker = 0
+        self._clear()
+
+    def _clear(self):
+        self.carom = 0
+        self.foul = -1
+        self.pins = 0  # pins down in shot windows closed since the last shot (settled)
+
+    def changed(self):
+        self._clear()
+
+    def on_event(self, kind, ident, value, t):
+        if kind == SHOT:
+            # A window the latch closed by itself (settled). Windows closed by "confirm" are
+            # taken directly in confirm(), so their SHOT event is not counted twice.
+            if ident != SHOT_CLOSED:
+                self.pins |= value
+            return
+        if kind != PRESS and kind != LONG:
+            return
+        name = self.app.button(ident)
+        if name == "confirm":
+            if kind == LONG:
+                self.app.submit({"a": "undo"})
+            else:
+                self.confirm(t)
+        elif name == "undo":
+            self.app.submit({"a": "undo"})
+        elif name == "carom3":
+            self.carom = 0 if self.carom == 3 else 3
+        elif name == "carom4":
+            self.carom = 0 if self.carom == 4 else 4
+        elif name == "foul":
+            self.foul = -1 if kind == LONG or self.foul + 1 >= len(FOULS) else self.foul + 1
+        elif name == "break":
+            self.breaker = 1 - self.breaker
+
+    def confirm(self, t):
+        st = self.app.game.state()
+        if st["winner"] is not None:
+            self.app.new_game()  # the next match, same players and config
+            return
+        if st["next"] is None:
+            if self.app.submit({"a": "break", "player": self.breaker}):
+                self._clear()
+            return
+        tilt = self.app.tilt
+        mask = tilt.close(t) if tilt is not None else -1
+        if mask > 0:
+            self.pins |= mask
+        action = {"a": "shot", "player": st["next"], "pins": pins_text(self.pins),
+                  "carom": self.carom, "fouls": [FOULS[self.foul]] if self.foul >= 0 else []}
+        if self.app.submit(action):
+            self._clear()
+
+    def status(self):
+        st = self.app.game.state()
+        if st["next"] is None:
+            return None if st["winner"] is not None else "break: P%d" % (self.breaker + 1)
+        tilt = self.app.tilt
+        down = self.pins | (tilt.latched() if tilt is not None else 0)
+        parts = []
+        if down:
+            parts.append("pins " + pins_text(down))
+        if self.carom:
+            parts.append("c%d" % self.carom)
+        if self.foul >= 0:
+            parts.append(FOULS[self.foul])
+        return " ".join(parts) or None

