@@ -78,7 +78,8 @@ def run_virtual(board, trace_path, test_mode):
     # One JSON object per line, streamed: the actions of a long game need not fit in RAM.
     for action in app.journal.actions():
         print(json.dumps({"action": action}))
-    print(json.dumps({"state": app.game.state(), "screen": app.display.rows,
+    print(json.dumps({"state": app.game.state(), "game": app.game_id,
+                      "config": app.game.config, "screen": app.display.rows,
                       "warnings": app.warnings(), "last_seq": app.journal.stats()["last_seq"],
                       "mem_free": gc.mem_free(), "mem_alloc": gc.mem_alloc()}))
 

@@ -1,0 +1,85 @@
+"""chalk sim: a simulated board behind a pseudo-terminal, or a trace on a virtual clock."""
+
+import json
+import sys
+
+from chalk.errors import ChalkError
+
+ORDER = 20
+SIM_HEAP = "192k"  # chalk.sim.SIM_HEAP, without importing the simulator for every command
+
+
+def run(args):
+    """Run a simulated board: live behind a pseudo-terminal, or a trace on a virtual clock."""
+    from chalk import sim
+
+    if args.virtual:
+        if not args.trace:
+            raise ChalkError("--virtual plays a trace: give one with --trace FILE")
+        actions, summary = sim.run_virtual(args.board, args.trace, flash=args.flash,
+                                           heap=args.heap, test_mode=args.test_mode)
+        print("simulated %s board, trace %s: %d actions" % (args.board, args.trace,
+                                                           len(actions)))
+        print("+" + "-" * 16 + "+")
+        for row in summary["screen"]:
+            print("|%-16s|" % row)
+        print("+" + "-" * 16 + "+")
+        for w in summary["warnings"]:
+            print("warning: %s" % w)
+        # The same actions through the host's copy of the rules must give the board's state.
+        from scoreboard.rules import new_game
+
+        game = new_game(summary["game"], summary["config"])
+        for action in actions:
+            game.apply(action)
+        if game.state() != summary["state"]:
+            raise ChalkError("the board's state %s differs from the replay of its journal %s"
+                             % (json.dumps(summary["state"]), json.dumps(game.state())))
+        print(json.dumps(game.state(), separators=(",", ":")))
+        return 0
+    board = sim.Sim(args.board, flash=args.flash, trace=args.trace, test_mode=args.test_mode,
+                    heap=args.heap)
+    port = board.start()
+    print(port, flush=True)
+    print("simulated %s board on %s (flash %s); Ctrl-C stops it" % (
+        board.cfg_path.stem, port, board.flash), file=sys.stderr, flush=True)
+    screen = board.flash / "screen.txt"
+    last = None
+    try:
+        import time
+
+        while True:
+            time.sleep(0.25)
+            if args.show and screen.exists():
+                text = screen.read_text()
+                if text != last:
+                    last = text
+                    print("\n".join("|%-16s|" % r for r in text.rstrip("\n").split("\n")),
+                          file=sys.stderr, flush=True)
+                    print("-" * 18, file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        board.stop()
+    return 0
+
+
+def register(sub):
+    s = sub.add_parser("sim", help="run a simulated board behind a pseudo-terminal",
+                       description="Run the firmware on the MicroPython unix port as a simulated "
+                       "board. Prints the device path to use as --port; the flash directory "
+                       "(journal, firmware) survives restarts.")
+    s.add_argument("--board", default="five-pins",
+                   help="board config: five-pins, shove-hapenny, or a .json path")
+    s.add_argument("--flash", help="the board's flash directory (default: in the user's data "
+                   "directory, one per board)")
+    s.add_argument("--trace", help="a sensor trace (JSON Lines) to play at boot")
+    s.add_argument("--test-mode", action="store_true",
+                   help="accept injected input events and actions over the link")
+    s.add_argument("--virtual", action="store_true",
+                   help="play --trace on a virtual clock as fast as possible, then print the "
+                   "screen and the final state")
+    s.add_argument("--show", action="store_true", help="print the board's screen as it changes")
+    s.add_argument("--heap", default=SIM_HEAP,
+                   help="MicroPython heap size (default: %(default)s, an ESP32's on 64 bits)")
+    s.set_defaults(func=run)
