@@ -280,6 +280,7 @@ class App:
     def hello(self):
         st = self.journal.stats()
         return {"firmware": FIRMWARE_VERSION, "game": self.game_id, "board": self.cfg["board"],
+                "device": self.board.device_id,
                 "test_mode": self.test_mode, "last_seq": st["last_seq"],
                 "game_no": st["game_no"]}
 

@@ -88,7 +88,7 @@ class Sim:
     """
 
     def __init__(self, board="five-pins", flash=None, trace=None, test_mode=False, heap=SIM_HEAP,
-                 install_firmware=True, log=None):
+                 install_firmware=True, log=None, baud=None):
         self.cfg_path = board_config(board)
         self.flash = Path(flash) if flash else default_flash(self.cfg_path.stem)
         self.trace = Path(trace).resolve() if trace else None
@@ -102,6 +102,7 @@ class Sim:
         self.cut = False  # the cable is unplugged: bytes are lost both ways
         self.corrupt = None  # callable(bytes, direction) -> bytes, to damage the wire
         self.dropped = 0
+        self.baud = baud  # if set, the wire carries at most baud/10 bytes a second, like a UART
         self._stop = threading.Event()
         self._threads = []
 
@@ -203,11 +204,16 @@ class Sim:
         except (BlockingIOError, OSError):
             return b""
 
+    def _pace(self, data):
+        if self.baud:
+            time.sleep(len(data) * 10 / self.baud)  # 8N1: ten bits a byte
+
     def _to_host(self):
         while not self._stop.is_set():
             data = self._read(self._board_master)
             if not data or self.cut:
                 continue
+            self._pace(data)
             if self.corrupt is not None:
                 data = self.corrupt(data, "to_host")
             try:
@@ -220,6 +226,7 @@ class Sim:
             data = self._read(self._port_master)
             if not data or self.cut:
                 continue
+            self._pace(data)
             if self.corrupt is not None:
                 data = self.corrupt(data, "to_board")
             try:

@@ -188,3 +188,4 @@ class Board:
         self.storage = storage
         self.line_names = boardconfig.line_names(cfg)
         self.problems = []
+        self.device_id = None  # unique per board (the archive tells boards apart by it)

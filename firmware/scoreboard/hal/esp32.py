@@ -133,4 +133,5 @@ def make_board(cfg, journal=JOURNAL_DIR):
     display = _make_display(cfg, problems)
     board = Board(cfg, lines, pegs, display, RealClock(), Storage(journal))
     board.problems.extend(problems)
+    board.device_id = "esp32-" + "".join("%02x" % b for b in machine.unique_id())
     return board

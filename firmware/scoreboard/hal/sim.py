@@ -356,6 +356,7 @@ class SimBoard(Board):
             self.chain = ShiftChain(cmap, active, self.peg_state)
             pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
         super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
+        self.device_id = _device_id(flash_dir)
 
     def _locate(self, name):
         # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists
@@ -386,6 +387,21 @@ class SimBoard(Board):
         if side is None:
             return (self.lines.read() >> i) & 1
         return (self.peg_state[side] >> i) & 1
+
+
+def _device_id(flash_dir):
+    # A simulated board's identity lives on its flash, as a chip id lives in its silicon.
+    path = flash_dir.rstrip("/") + "/device_id"
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        import os
+
+        ident = "sim-" + "".join("%02x" % b for b in os.urandom(6))
+        with open(path, "w") as f:
+            f.write(ident + "\n")
+        return ident
 
 
 def known_lines(board):
