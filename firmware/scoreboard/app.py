@@ -78,7 +78,13 @@ class App:
 
     # -- boot and games ----------------------------------------------------------------------
     def boot(self):
-        """Resume the game in progress from the journal, or start a new one."""
+        """Resume the game in progress from the journal, or start a new one. Holding the undo
+        button together with the first button (done / confirm) at power-on enters the service
+        view (every line's level and edge count, for bring-up)."""
+        raw = self.board.lines.read()
+        names = self.btn_names
+        if "undo" in names and raw & 1 and raw >> names.index("undo") & 1:
+            self.service = True
         self.game = None
         res = self.journal.boot(self._resume_action)
         for e in res.errors:
@@ -222,8 +228,8 @@ class App:
         ev = self._ev
         while self.ring.pop_into(ev):
             self.on_event(ev[0], ev[1], ev[2], ev[3])
-        if self.dirty:
-            self.refresh()
+        if self.dirty or self.service:
+            self.refresh()  # the service view follows every line live
 
     def on_event(self, kind, ident, value, t):
         if kind == sense.FAULT:
@@ -238,8 +244,13 @@ class App:
         if self.test_mode:
             self.emit("event", {"kind": sense.kind_name(kind), "id": ident, "value": value,
                                 "t": t})
-        self.referee.on_event(kind, ident, value, t)
         self.dirty = True
+        if self.service:
+            # Bring-up: presses only show on the service view; a long press of undo leaves it.
+            if kind == sense.LONG and self.button(ident) == "undo":
+                self.service = False
+            return
+        self.referee.on_event(kind, ident, value, t)
 
     def line_name(self, ident):
         if ident >= _PEG_FAULT_BASE:
@@ -268,9 +279,17 @@ class App:
     def service_rows(self):
         """Service view: every switch line's level and edge count (bring-up, bad switches)."""
         raw = self.board.lines.read()
-        rows = ["SERVICE"]
+        rows = ["SERVICE  v edges"]
+        cells = []
         for i, name in enumerate(self.board.lines.names):
-            rows.append("%-10s%d %4d" % (name[:10], (raw >> i) & 1, self.health.edge_count(i)))
+            # Two lines a row, "name level edges" in 8 columns: 16 lines fit the screen.
+            short = name[4:] if name.startswith("btn.") else name.replace(".", "")
+            if len(short) > 4:
+                short = short[:3] + short[-1]  # carom3 -> car3, out_of_turn -> outn
+            cells.append("%-4s%d%3d" % (short, (raw >> i) & 1,
+                                        min(999, self.health.edge_count(i))))
+        for i in range(0, len(cells), 2):
+            rows.append("".join(cells[i:i + 2]))
         if self.grid is not None:
             rows.append("pegs %d+%d" % (_bits(self.grid.side_bits(0)),
                                         _bits(self.grid.side_bits(1))))
