@@ -13,11 +13,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-# Chalk's main job: replay a bundled match of each game and print its scoresheet.
+# Chalk's main job: a whole traced game of each kind on the simulated board (the firmware on
+# the MicroPython unix port), its screen, the scoresheet it kept, checked against the rules.
 demo: setup
-	$(BIN)/chalk replay --sheet host/chalk/samples/shove-hapenny.jsonl
+	$(BIN)/chalk sim --virtual --sheet --board shove-hapenny \
+		--trace host/chalk/samples/traces/shove-hapenny.jsonl
 	@echo
-	$(BIN)/chalk replay --sheet host/chalk/samples/five-pins.jsonl
+	$(BIN)/chalk sim --virtual --sheet --board five-pins \
+		--trace host/chalk/samples/traces/five-pins.jsonl
 
 lint: setup
 	$(BIN)/ruff check firmware host tests bench

@@ -30,8 +30,15 @@ def run(args):
         from scoreboard.rules import new_game
 
         game = new_game(summary["game"], summary["config"])
-        for action in actions:
-            game.apply(action)
+        steps = []
+        for n, action in enumerate(actions, 1):
+            before = game.state()
+            steps.append((n, action, before, game.apply(action)))
+        if args.sheet:
+            from chalk.sheet import scoresheet
+
+            head = {"game": summary["game"], "config": summary["config"]}
+            print("\n".join(scoresheet(head, steps, game.state())))
         if game.state() != summary["state"]:
             raise ChalkError("the board's state %s differs from the replay of its journal %s"
                              % (json.dumps(summary["state"]), json.dumps(game.state())))
@@ -80,6 +87,8 @@ def register(sub):
                    help="play --trace on a virtual clock as fast as possible, then print the "
                    "screen and the final state")
     s.add_argument("--show", action="store_true", help="print the board's screen as it changes")
+    s.add_argument("--sheet", action="store_true",
+                   help="with --virtual: also print the scoresheet of the game the board kept")
     s.add_argument("--heap", default=SIM_HEAP,
                    help="MicroPython heap size (default: %(default)s, an ESP32's on 64 bits)")
     s.set_defaults(func=run)
