@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint check-static bench mpy hardware deploy flash clean
 
 setup: $(STAMP)
 
@@ -25,8 +25,31 @@ demo: setup
 lint: setup
 	$(BIN)/ruff check firmware host tests bench
 
-test: lint
+# Firmware type-checked against the ESP32 port's API (micropython-esp32-stubs); hardware docs
+# checked against the board configs.
+check-static: lint
+	$(BIN)/python -m chalk.build stubs build/mpy-stubs
+	$(BIN)/mypy
+	$(BIN)/python -m chalk.hardware check
+
+test: check-static
 	$(BIN)/pytest
+
+# ESP32 bytecode of every firmware module (xtensawin), for `chalk deploy` or a frozen image.
+mpy: setup
+	$(BIN)/python -m chalk.build mpy build/mpy
+
+# Put the firmware on a board (mpremote), or MicroPython itself (esptool):
+#   make deploy PORT=/dev/ttyUSB0      make flash PORT=/dev/ttyUSB0 FIRMWARE=ESP32_GENERIC.bin
+deploy: setup
+	$(BIN)/chalk deploy --port $(or $(PORT),auto)
+
+flash: setup
+	$(BIN)/chalk flash --port $(or $(PORT),auto) $(FIRMWARE)
+
+# Regenerate the pin maps and wiring diagrams in hardware/ from firmware/boards/*.json.
+hardware: setup
+	$(BIN)/python -m chalk.hardware generate
 
 bench: setup
 	$(BIN)/python bench/bench.py

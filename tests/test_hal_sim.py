@@ -515,6 +515,7 @@ def fake_machine(monkeypatch):
         fake = FakeMachine(**kw)
         mod = types.ModuleType("machine")
         mod.Pin, mod.I2C = fake.Pin, fake.I2C
+        mod.unique_id = lambda: b"\x24\x0a\xc4\x01\x02\x03"  # the chip's MAC, as bytes
         monkeypatch.setitem(sys.modules, "machine", mod)
         sys.modules.pop("scoreboard.hal.esp32", None)
         import scoreboard.hal.esp32 as esp32
@@ -531,6 +532,7 @@ def test_esp32_lines_apply_pulls_and_polarity(fake_machine, tmp_path):
     fake, esp32 = fake_machine()
     board = esp32.make_board(FIVE, journal=str(tmp_path / "journal"))
     assert board.lines.names == tuple(board.line_names)
+    assert board.device_id == "esp32-240ac4010203"  # from machine.unique_id()
     assert fake.modes[13] == (1, 2)  # confirm: input with pull-up
     assert fake.modes[34] == (1, None)  # pin 1 on an input-only GPIO: no pull
     # idle wiring: buttons pulled high (active low), tilt switches closed to GND (active high)
