@@ -78,3 +78,10 @@ def main():
 
 if __name__ == "__main__":
     main()
+    # The board (sensing tick, actions/s, heap, journal recovery) and the host archive.
+    from bench import bench_archive, bench_board
+
+    print()
+    bench_board.main()
+    print()
+    bench_archive.main()

@@ -61,6 +61,7 @@ class App:
             self._peg_every = T["peg_scan_ms"]
             self._peg_last = None
         self._ev = array("i", [0, 0, 0, 0])
+        self._long = 0  # buttons held past long_ms, acted on at release
         self.journal = journal or Journal(board.storage.root)
         self.display = Display(board.display)
         self.referee = referee_for(self.game_id)(self)
@@ -91,11 +92,12 @@ class App:
             self.problems.append("journal %s line %s: %s" % (e["file"], e["line"], e["error"]))
         if res.header is not None and self.game is None:
             self._start(res.header)
+        # The boot frame first: what the board sends after it is this boot's.
+        self.emit("boot", self.hello())
         if self.game is None:
             self.new_game()
         self.referee.changed()
         self.dirty = True
-        self.emit("boot", self.hello())
         return res
 
     def _resume_action(self, action):
@@ -208,8 +210,6 @@ class App:
         """The sensing step: lines in, events into the ring. Allocates nothing."""
         raw = self.board.lines.read()
         self.health.tick(t, raw)
-        self.buttons.mute = self.health.faulty & self.btn_mask
-        self.buttons.tick(t, raw & self.btn_mask)
         if self.tilt is not None:
             self.tilt.tick(t, raw >> self.nbtn)
         if self.grid is not None and (self._peg_last is None or self.clock.ticks_diff(
@@ -220,6 +220,12 @@ class App:
             self.peg_health[0].tick(t, buf[0])
             self.peg_health[1].tick(t, buf[1])
             self.grid.tick(t, buf[0], buf[1])
+        # Buttons last: a press acts on what the sensors said in the same scan, so a shot
+        # window settling (SHOT) or a peg settling (PEG) reaches the referee before the
+        # "confirm"/"done" released in that scan, not after it (else the settled pins went to
+        # the next shot, and a peg mismatch found by "done" was cleared by the PEG behind it).
+        self.buttons.mute = self.health.faulty & self.btn_mask
+        self.buttons.tick(t, raw & self.btn_mask)
 
     def tick(self):
         """One pass of the main loop: sense, referee, display."""
@@ -238,12 +244,23 @@ class App:
                 self.faults.pop(name, None)
             else:
                 self.faults[name] = "stuck" if value == sense.STUCK else "chatter"
+                if ident < 30:
+                    self._long &= ~(1 << ident)  # a jammed button's long press never acts
             self.emit("warn", {"line": name, "fault": self.faults.get(name, "ok")})
-        elif kind == sense.LINE or kind == sense.PIN_DOWN:
-            pass  # shown live by the referee's status; no decision rests on them alone
         if self.test_mode:
             self.emit("event", {"kind": sense.kind_name(kind), "id": ident, "value": value,
                                 "t": t})
+        if kind == sense.LONG:
+            # A long press acts when the button is let go, not when long_ms has passed: a
+            # button that jams (reported stuck after stuck_ms) then never undoes a score.
+            self._long |= 1 << ident
+            return
+        if kind == sense.LINE and value == 0 and self._long >> ident & 1:
+            self._long &= ~(1 << ident)
+            kind = sense.LONG
+        elif kind == sense.LINE or kind == sense.PIN_DOWN:
+            self.dirty = True
+            return  # shown live by the referee's status; no decision rests on them alone
         self.dirty = True
         if self.service:
             # Bring-up: presses only show on the service view; a long press of undo leaves it.

@@ -124,12 +124,16 @@ class Stdin:
         self.poll.register(sys.stdin, select.POLLIN)
 
     def read(self, limit=256):
+        """What is waiting, up to a Ctrl-C: the bytes after it (mpremote's Ctrl-A, say) stay
+        unread for the REPL that takes over."""
         data = b""
         while len(data) < limit and self.poll.poll(0):
             b = self.stream.read(1)
             if not b:
                 break
             data += b
+            if b == b"\x03":
+                break
         return data
 
 
@@ -148,12 +152,13 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
         while True:
             data = stdin.read()
             if data:
-                if b"\x03" in data:
-                    raise KeyboardInterrupt  # Ctrl-C from the host: hand the port to the REPL
+                stop = data.endswith(b"\x03")  # Ctrl-C from the host: hand the port to the REPL
                 try:
-                    link.feed(data)
+                    link.feed(data[:-1] if stop else data)
                 except RuleError:
                     pass  # already answered as an err frame
+                if stop:
+                    raise KeyboardInterrupt
             now = clock.ticks_ms()
             if clock.ticks_diff(now, next_tick) >= 0:
                 if trace is not None:

@@ -160,12 +160,19 @@ def open_port(port, baud=BAUD, timeout=READ_TIMEOUT):
     if "://" not in port:
         kwargs["exclusive"] = True
     try:
-        return serial.serial_for_url(port, **kwargs)
+        ser = serial.serial_for_url(port, **kwargs)
     except ValueError as e:  # an unknown URL scheme or a setting the port refuses
         raise ChalkError("cannot open %s: %s" % (port, e),
                          "give a device path such as /dev/ttyUSB0, or a pyserial URL")
     except OSError as e:  # serial.SerialException is an OSError, errno set when the OS gave one
         raise _open_error(port, e)
+    # What the board sent while nobody had the port open is stale (a boot frame from before the
+    # records the host is about to ask for, say): the journal, not the buffer, is the history.
+    try:
+        ser.reset_input_buffer()
+    except (OSError, AttributeError):
+        pass
+    return ser
 
 
 def version_error(version, port):

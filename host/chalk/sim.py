@@ -92,6 +92,7 @@ class Sim:
         self.cfg_path = board_config(board)
         self.flash = Path(flash) if flash else default_flash(self.cfg_path.stem)
         self.trace = Path(trace).resolve() if trace else None
+        self.next_trace = None  # a trace to play at the next reboot only (after a power cut)
         self.test_mode = test_mode
         self.heap = heap
         self.install_firmware = install_firmware
@@ -131,8 +132,11 @@ class Sim:
         cmd = [micropython(), "-X", "heapsize=" + self.heap, "-i"]
         if (self.flash / "main.py").exists():
             cmd += ["main.py", "board.json", "."]
-            if self.trace is not None and self.boots == 0:
-                cmd += ["--trace", str(self.trace)]
+            trace = self.trace if self.boots == 0 else None
+            if self.boots and self.next_trace is not None:
+                trace, self.next_trace = Path(self.next_trace).resolve(), None
+            if trace is not None:
+                cmd += ["--trace", str(trace)]
             if self.test_mode:
                 cmd.append("--test-mode")
         return cmd
@@ -196,7 +200,12 @@ class Sim:
     def _read(self, fd):
         import select
 
-        r, _, _ = select.select([fd], [], [], 0.05)
+        try:
+            r, _, _ = select.select([fd], [], [], 0.05)
+        except (OSError, ValueError):
+            # The board restarted and _supervise closed its old terminal under us: the next
+            # call reads the new one. Letting this escape would end the relay thread for good.
+            return b""
         if not r:
             return b""
         try:

@@ -63,11 +63,16 @@ class Referee(BaseReferee):
         if st["winner"] is not None:
             self.app.new_game()  # the next match, same players and config
             return
+        tilt = self.app.tilt
         if st["next"] is None:
+            # Pins that moved before the break (the figure being set up) belong to no shot:
+            # close their window now, so it cannot settle later into the first shot and pins
+            # still lying are spent (FP-23: a pin off its spot is not counted).
+            if tilt is not None:
+                tilt.close(t)
             if self.app.submit({"a": "break", "player": self.breaker}):
                 self._clear()
             return
-        tilt = self.app.tilt
         mask = tilt.close(t) if tilt is not None else -1
         if mask > 0:
             self.pins |= mask

@@ -116,7 +116,7 @@ class Game:
         if kind == "undo":
             if not self._codes:
                 raise RuleError("LOG", "nothing to undo", action, self.state())
-            return (None, self.fold(self._codes[:-1]))
+            return (None, self.fold(self._codes, len(self._codes) - 1))
         if kind not in self.ACTIONS:
             raise RuleError(
                 "LOG",
@@ -147,10 +147,12 @@ class Game:
         """Retract the latest action not already retracted."""
         return self.apply({"a": "undo"})
 
-    def fold(self, codes):
+    def fold(self, codes, n=None):
+        """The state after the first n (default: all) encoded actions. Indexes rather than
+        slices: an undo late in a long match must not copy the whole list."""
         s = self.initial()
-        for code in codes:
-            self.step(s, code)
+        for i in range(len(codes) if n is None else n):
+            self.step(s, codes[i])
         return s
 
     def state(self):

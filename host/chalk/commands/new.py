@@ -1,0 +1,80 @@
+"""chalk new: start a new game on the board."""
+
+import json
+
+from chalk import link, watch
+from chalk.commands import add_port
+from chalk.errors import ChalkError
+
+ORDER = 34
+
+
+def parse_config(items):
+    """--config as given: one JSON object, or KEY=VALUE words (a VALUE that is JSON, such as 60
+    or true, is taken as such; anything else is a string)."""
+    if not items:
+        return None
+    if len(items) == 1 and items[0].lstrip().startswith("{"):
+        try:
+            cfg = json.loads(items[0])
+        except ValueError as e:
+            raise ChalkError("--config is not valid JSON: %s" % e,
+                             'give an object such as \'{"target": 60}\' or KEY=VALUE words')
+        if type(cfg) is not dict:
+            raise ChalkError("--config must be a JSON object")
+        return cfg
+    cfg = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ChalkError("--config %r is not KEY=VALUE" % item,
+                             "e.g. --config target=60 sets=3, or one JSON object")
+        try:
+            cfg[key] = json.loads(value)
+        except ValueError:
+            cfg[key] = value
+    return cfg
+
+
+def parse_players(names):
+    """Player names; "Ann,Bob" is a side of two."""
+    if names is None:
+        return None
+    out = []
+    for n in names:
+        pair = [x.strip() for x in n.split(",") if x.strip()]
+        out.append(pair if len(pair) > 1 else n.strip())
+    return out
+
+
+def run(args):
+    """Start a new game; print the new game as the board shows it."""
+    config = parse_config(args.config)
+    players = parse_players(args.players)
+    with link.connect(args.port) as board:
+        game = args.game or board.info.get("game")
+        if players is None:  # a new game, same players: what the table's own button does
+            players = board.request("state").get("players") or []
+        req = {"game": game, "players": players}
+        if config is not None:
+            req["config"] = config
+        result = board.request("new", req)
+        print("new game %s started on %s" % (result.get("game_no"), board.port))
+        print("\n".join(watch.render(board.request("state"))))
+    return 0
+
+
+def register(sub):
+    p = sub.add_parser("new", help="start a new game on the board",
+                       description="Start a new game on the board (the game in progress ends "
+                       "unfinished; its records stay in the board's journal). Without --config "
+                       "the board keeps the config of the game in progress; without --players, "
+                       "the same players.")
+    add_port(p)
+    p.add_argument("--game", help="game id (default: the board's game)")
+    p.add_argument("--config", nargs="+", metavar="JSON|KEY=VALUE",
+                   help="the game's config: one JSON object, or KEY=VALUE words "
+                   "(e.g. target=60 sets=3); keys left out take the rules' defaults")
+    p.add_argument("--players", nargs="+", metavar="NAME",
+                   help="player names in order (A,B for a side of two)")
+    p.set_defaults(func=run)

@@ -1,0 +1,197 @@
+"""Archived games out: the match log (JSON Lines), a CSV for spreadsheets, or the scoresheet.
+
+The match log is the archive's lines as stored, under a header built from the board's; CSV and
+text are worked out by replaying the actions through the rules, as chalk/sheet.py does, so they
+show what the rules decided. Formats: docs/archive.md.
+"""
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from chalk import sheet
+from chalk.archive import log_lines
+from chalk.errors import ChalkError
+from scoreboard import matchlog
+from scoreboard.rules import RuleError
+
+FORMATS = ("jsonl", "csv", "text")
+EXTENSIONS = {"jsonl": ".jsonl", "csv": ".csv", "text": ".txt"}
+
+
+def replay(archive, game):
+    """(header, steps, final state) of an archived game; steps are (line_no, record,
+    state_before, state_after), line_no counting the header as line 1 as in its match log."""
+    head = game["header"]
+    try:
+        rules = matchlog.new_game(head)
+    except matchlog.LineError as e:
+        raise ChalkError("game %d: %s" % (game["id"], e))
+    before = rules.state()
+    steps = []
+    for i, (seq, _t, line) in enumerate(archive.actions(game["id"])):
+        rec = json.loads(line)
+        try:
+            after = rules.apply(matchlog.strip_meta(rec))
+        except RuleError as e:
+            raise ChalkError("game %d seq %d: the rules refuse the archived action: %s"
+                             % (game["id"], seq, e), "`chalk verify %d` compares the archive "
+                             "with the states the board reported" % game["id"])
+        steps.append((i + 2, rec, before, after))
+        before = after
+    return head, steps, rules.state()
+
+
+# -- formats ---------------------------------------------------------------------------------
+
+def jsonl(archive, game):
+    return "\n".join(log_lines(archive, game)) + "\n"
+
+
+def text(archive, game):
+    head, steps, final = replay(archive, game)
+    return "\n".join(sheet.scoresheet(head, steps, final)) + "\n"
+
+
+FIVE_PINS_COLUMNS = ["seq", "time", "t_ms", "action", "player", "name", "pins", "carom", "fouls",
+                     "points_1", "points_2", "score_1", "score_2", "set", "sets_1", "sets_2",
+                     "ball_in_hand", "next"]
+SHOVE_COLUMNS = (["seq", "time", "t_ms", "action", "side", "name"]
+                 + ["coins_%d" % b for b in range(1, 10)]
+                 + ["void", "out_of_turn", "bed", "points_a", "points_b", "total_a", "total_b",
+                    "next", "misses_turn"])
+GENERIC_COLUMNS = ["seq", "time", "t_ms", "action", "record", "state"]
+
+
+def _five_pins_rows(head, steps):
+    who = sheet.names(head, ["P1", "P2"])
+    target = (head.get("config") or {}).get("target", 60)
+    for _n, rec, before, after in steps:
+        a = rec.get("a")
+        p = rec.get("player")
+        points = []
+        for i in (0, 1):
+            if after["set"] != before["set"] or after["sets"] != before["sets"]:
+                # A set was won: its scores start again, so count what took the winner there.
+                d = target - before["scores"][i] if after["sets"][i] > before["sets"][i] else 0
+            else:
+                d = after["scores"][i] - before["scores"][i]
+            points.append(d)
+        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
+               "" if p is None else p + 1, "" if p is None else who[p],
+               rec.get("pins", "") if a == "shot" else "",
+               rec.get("carom", 0) if a == "shot" else "",
+               " ".join(rec.get("fouls") or ()) if a == "shot" else "",
+               points[0], points[1], after["scores"][0], after["scores"][1], after["set"],
+               after["sets"][0], after["sets"][1], int(bool(after["ball_in_hand"])),
+               "" if after["next"] is None else who[after["next"]]]
+
+
+def _shove_rows(head, steps):
+    who = sheet.names(head, ["A", "B"])
+    for _n, rec, before, after in steps:
+        a = rec.get("a")
+        s = rec.get("side")
+        beds = rec.get("beds") if a == "turn" else None
+        out_of_turn = a == "turn" and not rec.get("void") and before["next"] != s
+        totals = [sum(after["beds"][i]) for i in (0, 1)]
+        points = [totals[i] - sum(before["beds"][i]) for i in (0, 1)]
+        skip = [who[i] for i in (0, 1) if after["skip"][i]]
+        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
+                "" if s is None else "AB"[s], "" if s is None else who[s]]
+               + (list(beds) if beds else [""] * 9)
+               + [rec.get("void", ""), int(out_of_turn) if a == "turn" else "",
+                  rec.get("bed", "") if a == "claim" else "", points[0], points[1], totals[0],
+                  totals[1], "" if after["next"] is None else who[after["next"]],
+                  " ".join(skip)])
+
+
+def _generic_rows(head, steps):
+    for _n, rec, _before, after in steps:
+        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a"),
+               matchlog.dumps(matchlog.strip_meta(rec)), matchlog.dumps(after)]
+
+
+CSV = {
+    "five-pins": (FIVE_PINS_COLUMNS, _five_pins_rows),
+    "shove-hapenny": (SHOVE_COLUMNS, _shove_rows),
+}
+
+
+def csv_text(archive, game):
+    head, steps, _final = replay(archive, game)
+    columns, rows = CSV.get(head.get("game"), (GENERIC_COLUMNS, _generic_rows))
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    for row in rows(head, steps):
+        w.writerow(row)
+    return buf.getvalue()
+
+
+RENDER = {"jsonl": jsonl, "csv": csv_text, "text": text}
+
+
+def filename(game, fmt):
+    """A game's file name in an export directory: <device>-g<game_no>.<ext>."""
+    no = game["game_no"] if game["game_no"] is not None else "id%d" % game["id"]
+    stem = "%s-g%05d" % (game["device"], no) if isinstance(no, int) else "%s-%s" % (
+        game["device"], no)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
+    return safe + EXTENSIONS[fmt]
+
+
+def render(archive, game, fmt):
+    if fmt not in RENDER:
+        raise ChalkError("unknown export format %r (known: %s)" % (fmt, ", ".join(FORMATS)))
+    return RENDER[fmt](archive, game)
+
+
+def export(archive, ids=(), all_games=False, fmt="jsonl", out=None, write=None):
+    """Export games. One game: to `out` (a file, or a directory to put it in) or, without out,
+    through write(text). Several (or all_games): one file each into the directory `out`; the
+    text format may also go to write(), sheets one after the other. Returns the paths written."""
+    if all_games:
+        games = archive.games()
+        if not games:
+            raise ChalkError("no games in the archive %s" % archive.path,
+                             "`chalk archive` fills it from a board")
+    else:
+        if not ids:
+            raise ChalkError("give a game id (see `chalk games`) or --all")
+        games = [archive.game(i) for i in ids]
+    outp = Path(out) if out else None
+    many = all_games or len(games) > 1
+    if many and outp is None and fmt != "text":
+        raise ChalkError("exporting several games writes one file each: give a directory "
+                         "with -o DIR", "or export one game at a time to standard output")
+    if many and outp is not None and outp.exists() and not outp.is_dir():
+        raise ChalkError("%s is a file: exporting several games needs a directory" % outp)
+    written = []
+    try:
+        if outp is None:
+            for i, g in enumerate(games):
+                write(("\n" if i else "") + render(archive, g, fmt))
+            return written
+        if many or outp.is_dir():
+            outp.mkdir(parents=True, exist_ok=True)
+            for g in games:
+                path = outp / filename(g, fmt)
+                _write_file(path, render(archive, g, fmt))
+                written.append(path)
+        else:
+            _write_file(outp, render(archive, games[0], fmt))
+            written.append(outp)
+    except OSError as e:
+        raise ChalkError("cannot write %s: %s" % (getattr(e, "filename", None) or outp,
+                                                  e.strerror or e))
+    return written
+
+
+def _write_file(path, data):
+    # Written aside and renamed: an interrupted export never leaves half a log behind.
+    tmp = path.with_name(path.name + ".part")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(data)
+    tmp.replace(path)

@@ -1,0 +1,150 @@
+"""The board's game as text for a terminal: what `chalk watch` and `chalk new` print.
+
+render() turns the board's `state` result (docs/serial-protocol.md) into lines: the game, the
+score, who is on move, the last action and every warning (a peg mismatch, a stuck or chattering
+sensor, an action the rules refused). one_line() is the same on one line, for logs and pipes.
+"""
+
+import sys
+import time
+
+from chalk import link
+
+CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: plain ANSI, any terminal has it
+
+
+def player_name(players, i, default):
+    p = players[i] if i < len(players) else None
+    if type(p) is list:
+        return " & ".join(str(x) for x in p)
+    return str(p) if p else default
+
+
+def _five_pins(st, players):
+    names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
+    w = max(len(n) for n in names)
+    rows = ["  %-*s  score  sets" % (w, "")]
+    for p in (0, 1):
+        mark = ">" if st["next"] == p else " "
+        extra = ""
+        if st["breaker"] == p and st["next"] is None and st["winner"] is None:
+            extra = "   breaks"
+        rows.append("%s %-*s  %5d  %4d%s" % (mark, w, names[p], st["scores"][p], st["sets"][p],
+                                              extra))
+    return "set %d" % st["set"], names, rows
+
+
+def _shove(st, players):
+    names = [player_name(players, i, "AB"[i]) for i in (0, 1)]
+    w = max(len(n) for n in names)
+    rows = ["  %-*s  %s  total" % (w, "", " ".join("123456789"))]
+    for side in (0, 1):
+        mark = ">" if st["next"] == side else " "
+        beds = " ".join(str(n) if n else "." for n in st["beds"][side])
+        extra = "   misses the next turn" if st["skip"][side] else ""
+        rows.append("%s %-*s  %s  %5d%s" % (mark, w, names[side], beds, sum(st["beds"][side]),
+                                             extra))
+    return "turn %d" % st["turns"], names, rows
+
+
+def _generic(st, players):
+    names = [player_name(players, i, "side %d" % i) for i in range(max(len(players), 2))]
+    return "", names, ["  %s: %s" % (k, st[k]) for k in sorted(st)]
+
+
+GAMES = {"five-pins": _five_pins, "shove-hapenny": _shove}
+
+
+def _on_move(game, st, names):
+    if st.get("winner") is not None:
+        return "winner: %s" % names[st["winner"]]
+    if st.get("next") is None:
+        return "to start: " + ("the break (FP-7)" if game == "five-pins" else
+                               "who shoots first (SH-5)")
+    extra = ", ball in hand" if st.get("ball_in_hand") else ""
+    return "on move: %s%s" % (names[st["next"]], extra)
+
+
+def render(status, port=None):
+    """The board's state result as lines of text."""
+    game = status.get("game") or "no game"
+    st = status.get("state")
+    players = status.get("players") or []
+    head = "%s, game %s" % (game, status.get("game_no"))
+    if st is None:
+        return [head + (" on %s" % port if port else ""), "no game in progress"]
+    where, names, rows = GAMES.get(game, _generic)(st, players)
+    if where:
+        head += ", " + where
+    lines = [head + (" on %s" % port if port else ""), ""] + rows + ["", _on_move(game, st,
+                                                                                 names)]
+    if status.get("last"):
+        lines.append("last: %s" % status["last"])
+    if status.get("note"):
+        lines.append("now: %s" % status["note"])
+    for w in status.get("warnings") or []:
+        lines.append("! %s" % w)
+    return lines
+
+
+def one_line(status):
+    """The same in one line: game, score, who is on move, last action, warnings."""
+    st = status.get("state")
+    game = status.get("game") or "no game"
+    if st is None:
+        return "%s: no game in progress" % game
+    players = status.get("players") or []
+    if game == "five-pins":
+        names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
+        score = "set %d: %s %d (%d) - %s %d (%d)" % (
+            st["set"], names[0], st["scores"][0], st["sets"][0], names[1], st["scores"][1],
+            st["sets"][1])
+    elif game == "shove-hapenny":
+        names = [player_name(players, i, "AB"[i]) for i in (0, 1)]
+        score = "turn %d: %s %s - %s %s" % (
+            st["turns"], names[0], "".join(map(str, st["beds"][0])), names[1],
+            "".join(map(str, st["beds"][1])))
+    else:
+        names = [player_name(players, i, "side %d" % i) for i in range(max(len(players), 2))]
+        score = " ".join("%s=%s" % (k, st[k]) for k in sorted(st))
+    parts = ["%s game %s" % (game, status.get("game_no")), score, _on_move(game, st, names)]
+    if status.get("last"):
+        parts.append("last: %s" % status["last"])
+    parts += ["! %s" % w for w in status.get("warnings") or []]
+    return " | ".join(parts)
+
+
+def watch(port=None, once=False, out=None, tty=None, timeout=5.0):
+    """Show the board's game, redrawn whenever the board reports a change, until Ctrl-C.
+
+    On a terminal the screen is redrawn in place; otherwise one line per change (with a time
+    of day), so the output can be logged. `once`: show it once and return."""
+    out = out or sys.stdout
+    tty = out.isatty() if tty is None else tty
+    with link.connect(port, timeout=timeout) as board:
+        status = board.request("state", timeout=timeout)
+        if once:
+            out.write("\n".join(render(status, board.port)) + "\n")
+            return status
+
+        def show(status, note=None):
+            if tty:
+                lines = render(status, board.port)
+                if note:
+                    lines.append(note)
+                lines += ["", "watching %s; Ctrl-C to stop" % board.port]
+                out.write(CLEAR + "\n".join(lines) + "\n")
+            else:
+                out.write("%s %s%s\n" % (time.strftime("%H:%M:%S"), one_line(status),
+                                         " | " + note if note else ""))
+            out.flush()
+
+        show(status)
+        try:
+            for f in board.frames():
+                if f.type in ("state", "warn", "boot"):
+                    note = "(the board restarted)" if f.type == "boot" else None
+                    show(board.request("state", timeout=timeout), note)
+        except KeyboardInterrupt:
+            pass
+    return None

@@ -1,0 +1,140 @@
+# Prove the app's whole sensing step allocates nothing: App.scan(t) (hal lines read, line health,
+# buttons, the tilt latch, the 74HC165 peg scan and the peg grid) and the tilt edge callback
+# (app._edge, called by the simulated hal on every tilt-line change as the board's pin
+# interrupt would) run between micropython.heap_lock() and heap_unlock() for thousands of
+# 5 ms ticks of line activity. Any allocation there raises MemoryError.
+# A second run with the heap unlocked and the GC off checks that no garbage is left either.
+#
+# usage: micropython app_heaplock.py MPY_DIR|- BOARD.json FLASH_DIR STEPS
+# Prints KEY value lines that tests/test_sim_heaplock.py asserts on, so it cannot pass vacuously.
+
+import sys
+
+if sys.argv[1] != "-":
+    sys.path.insert(0, sys.argv[1])  # the firmware as portable .mpy, as the simulated board has it
+
+import gc
+from array import array
+
+import micropython
+
+from scoreboard import sense
+from scoreboard.app import App
+from scoreboard.hal.sim import SimBoard, VirtualClock
+
+T0 = (1 << 30) - 30000  # the ms counter wraps during the locked run
+STEPS = int(sys.argv[4])
+WARM = 2000
+
+board = SimBoard(sys.argv[2], sys.argv[3], VirtualClock(T0))
+app = App(board)
+app.boot()
+clock = board.clock
+lines = board.lines
+ring = app.ring
+nbtn = app.nbtn
+npins = lines.count - nbtn
+shove = board.pegs is not None
+peg_state = board.peg_state
+
+buf = array("i", [0, 0, 0, 0])
+counts = array("i", [0] * 16)  # [kind]; FAULT by value at 8 + value; edge-only PIN_DOWN at 12
+at = 0
+
+
+def step(k):
+    global at
+    at = k
+    clock.advance(5)
+
+    # Buttons: 0 = short press with a bounce, 1 = long press, 2 = stuck 70 s of every 100 s,
+    # 3 = chattering for 100 ms of every 10 s.
+    ph = k % 400
+    lines.set(0, 1 if 10 <= ph < 40 and ph != 12 else 0)
+    lines.set(1, 1 if 100 <= ph < 350 else 0)
+    lines.set(2, 1 if k % 20000 < 14000 else 0)
+    ph = k % 2000
+    lines.set(3, 1 if 200 <= ph < 220 and ph % 2 else 0)
+
+    busy = False
+    if npins:
+        # Pins (each change calls app._edge through the hal's edge callback): '1' falls 100 ms
+        # and stands; 'C' wobbles 10 ms; '2' lies 2 s; '3' falls 50 ms while the loop is busy
+        # (no scans for 100 ms: only the edge callback can see that fall, FP-19); then 5.5 s
+        # of calm, so the shot window settles.
+        ph = k % 2000
+        lines.set(nbtn + 0, 1 if 10 <= ph < 30 else 0)
+        lines.set(nbtn + 4, 1 if 40 <= ph < 42 else 0)
+        lines.set(nbtn + 1, 1 if 500 <= ph < 900 else 0)
+        busy = 100 <= ph < 120
+        lines.set(nbtn + 2, 1 if 105 <= ph < 115 else 0)
+    if shove:
+        # Pegs: one hole at a time in for 750 ms, alternating sides, plus a 15 ms glitch.
+        ph = k % 300
+        h = (k // 300) % 27
+        s = 0
+        if ph < 150:
+            s = 1 << h
+        if 200 <= ph < 203:
+            s |= 1 << ((h + 5) % 27)
+        side = (k // 300) % 2
+        peg_state[side] = s
+        peg_state[1 - side] = 0
+
+    if not busy:
+        app.scan(clock.ticks_ms())
+    while ring.pop_into(buf):
+        kind = buf[0]
+        counts[kind] += 1
+        if kind == sense.FAULT:
+            counts[8 + buf[2]] += 1
+        elif kind == sense.PIN_DOWN and buf[1] == 2:
+            counts[12] += 1
+
+
+def drive(k0, n):
+    for k in range(k0, k0 + n):
+        step(k)
+
+
+drive(0, WARM)  # everything lazily set up is set up now
+for i in range(16):
+    counts[i] = 0
+
+
+def locked():
+    # In a function: binding the exception to a local allocates nothing (a new global would).
+    micropython.heap_lock()
+    try:
+        drive(WARM, STEPS)
+    except MemoryError as e:
+        micropython.heap_unlock()
+        return e
+    micropython.heap_unlock()
+    return None
+
+
+err = locked()
+if err is not None:
+    print("MEMORY_ERROR at step", at)
+    sys.print_exception(err)
+    sys.exit(1)
+
+for name, i in (("PRESS", sense.PRESS), ("LONG", sense.LONG), ("LINE", sense.LINE),
+                ("PIN_DOWN", sense.PIN_DOWN), ("SHOT", sense.SHOT), ("PEG", sense.PEG),
+                ("FAULT", sense.FAULT)):
+    print(name, counts[i])
+print("STUCK", counts[8 + sense.STUCK])
+print("CHATTER", counts[8 + sense.CHATTER])
+print("HEALTHY", counts[8 + sense.HEALTHY])
+print("EDGE_ONLY_PIN_DOWN", counts[12])
+print("DROPPED", ring.dropped)
+print("STEPS", STEPS)
+
+# The same work with the heap unlocked and the GC off must leave nothing behind.
+gc.collect()
+gc.disable()
+before = gc.mem_alloc()
+drive(WARM + STEPS, 2000)
+print("GARBAGE", gc.mem_alloc() - before)
+gc.enable()

@@ -1,0 +1,177 @@
+"""`chalk deploy`: the app onto an empty simulated board with mpremote, over its pseudo-terminal.
+
+A simulated board started without firmware on an empty flash directory boots to the bare
+MicroPython REPL, like a fresh ESP32 with MicroPython and no app. `chalk deploy` copies the app
+with mpremote (which writes into the flash directory, the micropython process's filesystem),
+resets the board, and from then on it is a Chalk board.
+"""
+
+import os
+import re
+
+import pytest
+
+from chalk import build, cli, deploy, link
+from chalk.errors import ChalkError
+from chalk.sim import Sim
+
+ROOT = build.ROOT
+SCENARIO = ROOT / "tests" / "scenarios" / "five-pins" / "fp-7-break-first.json"
+
+
+def chalk(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def empty_board(tmp_path):
+    flash = tmp_path / "flash"
+    sim = Sim("five-pins", flash=flash, test_mode=True, install_firmware=False)
+    sim.start()
+    yield sim
+    sim.stop()
+
+
+def expected_files():
+    mods = [rel.with_suffix(".mpy").as_posix() for rel in build.sources()]
+    return ["lib/" + m for m in mods] + ["board.json", "main.py"]
+
+
+def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
+    sim = empty_board
+    assert sorted(os.listdir(sim.flash)) == []
+    code, out, err = chalk(capsys, "deploy", "--port", sim.port, "--arch", "none",
+                           "--board", "five-pins")
+    assert code == 0, out + err
+    lines = out.splitlines()
+    files = expected_files()
+    assert lines[0] == "deploying %d files (portable bytecode) to %s" % (len(files), sim.port)
+    progress = [ln for ln in lines if ln.startswith("[")]
+    assert progress == ["[%d/%d] %s" % (i + 1, len(files), f) for i, f in enumerate(files)]
+    assert lines[-1] == ("the board answers: Chalk firmware 0.1.0, board five-pins, game "
+                         "five-pins, test mode")
+    # The board's flash now holds what a real board's filesystem would.
+    for f in files:
+        assert (sim.flash / f).is_file(), f
+    assert (sim.flash / "board.json").read_bytes() == (
+        ROOT / "firmware" / "boards" / "five-pins.json").read_bytes()
+    assert sim.boots == 2  # the reset: the micropython process ended and booted again
+    # ... and it plays: a shared scenario passes over the link.
+    code, out, err = chalk(capsys, "test", SCENARIO, "--port", sim.port)
+    assert code == 0, out + err
+    assert out.splitlines()[-1] == "1 scenarios: 1 passed, 0 failed"
+
+    # Deploying again keeps the journal and the board config, copies nothing that is the same,
+    # and removes files the new copy does not have (a stale .py would shadow the new .mpy).
+    with link.connect(sim.port) as board:
+        game_no = board.request("state")["game_no"]
+    stale = sim.flash / "lib" / "scoreboard" / "gone.py"
+    stale.write_text("raise ImportError('stale')\n")
+    code, out, err = chalk(capsys, "deploy", "--port", sim.port, "--arch", "none")
+    assert code == 0, out + err
+    assert out.count("(unchanged)") == len(files) - 1  # all but board.json, not sent this time
+    assert not stale.exists()
+    with link.connect(sim.port) as board:
+        assert board.request("state")["game_no"] == game_no
+
+
+def test_source_deploy_replaces_the_bytecode(empty_board, capsys):
+    sim = empty_board
+    code, out, err = chalk(capsys, "deploy", "--port", sim.port, "--source",
+                           "--board", ROOT / "firmware" / "boards" / "five-pins.json")
+    assert code == 0, out + err
+    assert "(.py sources)" in out.splitlines()[0]
+    assert (sim.flash / "lib" / "scoreboard" / "app.py").is_file()
+    assert not list((sim.flash / "lib").rglob("*.mpy"))
+    assert "the board answers: Chalk firmware 0.1.0" in out
+
+
+def test_a_board_without_a_config_needs_board(empty_board, capsys):
+    code, out, err = chalk(capsys, "deploy", "--port", empty_board.port, "--arch", "none")
+    assert code == 1
+    assert err.splitlines() == [
+        "chalk: the board on %s has no /board.json and no --board was given"
+        % empty_board.port,
+        "chalk: hint: give its config: chalk deploy --board five-pins (or shove-hapenny, or a "
+        ".json path)"]
+    assert not (empty_board.flash / "main.py").exists()
+
+
+def test_a_bad_board_config_is_refused_before_anything_is_copied(empty_board, capsys,
+                                                                 tmp_path):
+    cfg = (ROOT / "firmware" / "boards" / "five-pins.json").read_text()
+    bad = tmp_path / "mine.json"
+    bad.write_text(cfg.replace('"pin": 13', '"pin": 7'))
+    code, out, err = chalk(capsys, "deploy", "--port", empty_board.port, "--board", bad)
+    assert code == 1
+    assert err.startswith("chalk: bad board config %s: buttons.confirm.pin: GPIO 7" % bad)
+    assert "nothing was copied" in err
+    assert os.listdir(empty_board.flash) == []
+
+
+def test_mpremote_failing_is_quoted(empty_board, capsys):
+    # A file where the package directory should be: the board's os.ilistdir fails.
+    (empty_board.flash / "lib").mkdir()
+    (empty_board.flash / "lib" / "scoreboard").write_text("not a directory")
+    code, out, err = chalk(capsys, "deploy", "--port", empty_board.port, "--arch", "none",
+                           "--board", "five-pins")
+    assert code == 1
+    first = err.splitlines()[0]
+    # The board's own words: "OSError: 20" on the unix port, "[Errno 20] ENOTDIR" on an ESP32.
+    assert re.fullmatch(r"chalk: mpremote failed on %s: OSError: (20|\[Errno 20\] ENOTDIR)"
+                        % re.escape(empty_board.port), first), err
+    assert "chalk: hint: is another program using the port" in err
+
+
+def test_a_board_that_does_not_answer(tmp_path, capsys):
+    master, slave = os.openpty()  # a port with nothing behind it
+    try:
+        port = os.ttyname(slave)
+        with pytest.raises(ChalkError) as e:
+            deploy.stop_app(port, timeout=1.0)
+        assert e.value.message == ("the board on %s does not answer: no MicroPython prompt "
+                                   "after Ctrl-C" % port)
+        assert "chalk flash" in e.value.hint
+    finally:
+        os.close(master)
+        os.close(slave)
+    code, out, err = chalk(capsys, "deploy", "--port", tmp_path / "ttyNOPE", "--board",
+                           "five-pins")
+    assert code == 1 and err.startswith("chalk: no such port: %s" % (tmp_path / "ttyNOPE"))
+
+
+def test_the_mpremote_command_line():
+    files = [(ROOT / "x.mpy", "lib/scoreboard/x.mpy"), (ROOT / "firmware" / "main.py",
+                                                        "main.py")]
+    cmd = deploy.mpremote_command("/dev/ttyUSB0", files)
+    assert cmd[1:6] == ["-m", "mpremote", "connect", "/dev/ttyUSB0", "resume"]
+    assert cmd[6] == "exec"
+    assert cmd[8:] == ["+", "fs", "cp", str(ROOT / "x.mpy"), ":lib/scoreboard/x.mpy",
+                       "+", "fs", "cp", str(ROOT / "firmware" / "main.py"), ":main.py"]
+    script = cmd[7]
+    compile(script, "prepare", "exec")  # valid Python (MicroPython runs it)
+    assert "'lib/scoreboard'" in script and "board.json" in script
+
+
+def test_staging_compiles_for_the_esp32_by_default(tmp_path):
+    files = deploy.stage(tmp_path, ROOT / "firmware" / "boards" / "five-pins.json")
+    remote = [r for _, r in files]
+    assert remote == expected_files()
+    app = tmp_path / "lib" / "scoreboard" / "app.mpy"
+    assert app.read_bytes()[:1] == b"M"  # an .mpy file
+
+
+def test_an_app_that_does_not_start_is_reported(empty_board, capsys):
+    # The board keeps its own /board.json, and that one is bad: the app stops at boot.
+    cfg = (ROOT / "firmware" / "boards" / "five-pins.json").read_text()
+    (empty_board.flash / "board.json").write_text(cfg.replace('"pin": 13', '"pin": 7'))
+    code, out, err = chalk(capsys, "deploy", "--port", empty_board.port, "--arch", "none")
+    assert code == 1
+    assert out.splitlines()[-1] == "resetting the board"
+    first = err.splitlines()[0]
+    assert first.startswith("chalk: the app did not start after the deploy on %s: "
+                            % empty_board.port), err
+    assert "GPIO 7" in first
+    assert "deploy a good one with --board CONFIG" in err
