@@ -45,7 +45,7 @@ def run(args):
         print(json.dumps(game.state(), separators=(",", ":")))
         return 0
     board = sim.Sim(args.board, flash=args.flash, trace=args.trace, test_mode=args.test_mode,
-                    heap=args.heap)
+                    heap=args.heap, install_firmware=not args.no_install)
     port = board.start()
     print(port, flush=True)
     print("simulated %s board on %s (flash %s); Ctrl-C stops it" % (
@@ -87,6 +87,9 @@ def register(sub):
                    help="play --trace on a virtual clock as fast as possible, then print the "
                    "screen and the final state")
     s.add_argument("--show", action="store_true", help="print the board's screen as it changes")
+    s.add_argument("--no-install", action="store_true",
+                   help="run what is on the flash as it is (an empty flash boots to the REPL, "
+                   "like a new ESP32: then `chalk deploy --arch none` puts the firmware on it)")
     s.add_argument("--sheet", action="store_true",
                    help="with --virtual: also print the scoresheet of the game the board kept")
     s.add_argument("--heap", default=SIM_HEAP,

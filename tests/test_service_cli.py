@@ -1,0 +1,65 @@
+"""`chalk service`: the board's service view from the computer (bring-up, finding a bad switch).
+
+Against a simulated board over its pseudo-terminal: line changes are injected (test mode), and
+the command must show each line's level and edge count, and each peg present.
+"""
+
+import time
+
+from chalk import cli
+from chalk.link import connect
+from chalk.sim import Sim
+
+
+def chalk(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def inject(port, events, settle=0.4):
+    with connect(port) as board:
+        board.request("inject", {"events": events})
+    time.sleep(settle)
+
+
+def row(out, name):
+    return [line.split() for line in out.splitlines() if line.split()[:1] == [name]][0]
+
+
+def test_service_shows_levels_and_edge_counts_of_switch_lines(tmp_path, capsys):
+    with Sim("five-pins", flash=tmp_path / "flash", test_mode=True) as sim:
+        code, out, _ = chalk(capsys, "service", "--once", "--port", sim.port)
+        assert code == 0
+        assert row(out, "btn.foul") == ["btn.foul", "0", "0"]
+        # A pin tipped and stood up again, then tipped and left lying; foul and confirm pressed.
+        inject(sim.port, [{"t": 0, "line": "pin.3", "v": 1}, {"t": 100, "line": "pin.3", "v": 0},
+                          {"t": 200, "line": "pin.3", "v": 1},
+                          {"t": 0, "line": "btn.foul", "v": 1},
+                          {"t": 80, "line": "btn.foul", "v": 0},
+                          {"t": 0, "line": "btn.confirm", "v": 1},
+                          {"t": 90, "line": "btn.confirm", "v": 0}])
+        code, out, _ = chalk(capsys, "service", "--once", "--port", sim.port)
+        assert row(out, "pin.3") == ["pin.3", "1", "3"]
+        assert row(out, "btn.foul") == ["btn.foul", "0", "2"]
+        assert row(out, "pin.C") == ["pin.C", "0", "0"]
+        with connect(sim.port) as board:
+            st = board.request("state")
+            assert st["screen"][0].startswith("SERVICE")
+            # In the service view a press acts on nothing: confirm did not take the break.
+            assert st["state"]["next"] is None
+        code, out, _ = chalk(capsys, "service", "--off", "--port", sim.port)
+        assert code == 0
+        with connect(sim.port) as board:
+            assert not board.request("state")["screen"][0].startswith("SERVICE")
+
+
+def test_service_draws_the_pegs_present(tmp_path, capsys):
+    with Sim("shove-hapenny", flash=tmp_path / "flash", test_mode=True) as sim:
+        inject(sim.port, [{"t": 0, "line": "peg.0.2.1", "v": 1},
+                          {"t": 0, "line": "peg.1.9.3", "v": 1}], settle=0.8)
+        code, out, _ = chalk(capsys, "service", "--once", "--port", sim.port)
+        assert code == 0
+        sides = [line.split() for line in out.splitlines() if line.strip().startswith("side")]
+        assert sides[0][2:] == ["..."] + ["o.."] + ["..."] * 7
+        assert sides[1][2:] == ["..."] * 8 + ["..o"]
