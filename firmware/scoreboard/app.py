@@ -129,7 +129,9 @@ class App:
             raise ConfigError("this board plays %s, not %s" % (self.game_id, game))
         if config is None:
             config = self.game.config if self.game is not None else self.cfg["game_config"]
-        rules_for(game)(config)  # check the config before anything is written
+        # Checked before anything is written; the header keeps it with the defaults filled in,
+        # so a log says exactly what was played whatever the rules' defaults become.
+        config = rules_for(game)(config).config
         if players is None:
             players = self.header.get("players", []) if self.header else []
         if self.journal.stats()["game_no"] is not None:  # a game is in progress
