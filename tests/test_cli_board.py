@@ -202,7 +202,8 @@ def test_new_starts_a_game_with_config_and_players(five_pins, capsys):
         " started on %s" % five_pins.port)
     assert "  Ann      0     0" in lines and "to start: the break (FP-7)" in lines
     head = header_of_last_game(five_pins.port)
-    assert head["config"] == {"target": 30, "sets": 1}  # the rest: the rules' defaults
+    # The header says exactly what is played: the rest of the config is the rules' defaults.
+    assert head["config"] == {"target": 30, "sets": 1, "pin_foul_penalty": 0}
     assert head["players"] == ["Ann", "Bob"]
     # Without --config and --players: the same config and players, a fresh game.
     code, out, err = chalk(capsys, "new", "--port", five_pins.port)
@@ -216,7 +217,7 @@ def test_new_starts_a_game_with_config_and_players(five_pins, capsys):
                            '{"pin_foul_penalty": 2}', "--players", "Ann,Bob", "Cy")
     assert code == 0, err
     head3 = header_of_last_game(five_pins.port)
-    assert head3["config"] == {"pin_foul_penalty": 2}
+    assert head3["config"] == {"target": 60, "sets": 3, "pin_foul_penalty": 2}
     assert head3["players"] == [["Ann", "Bob"], "Cy"]
 
 
