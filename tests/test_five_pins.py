@@ -501,3 +501,23 @@ def test_random_legal_matches(target, sets, pin_penalty, first, steps):
         again.apply(a)
     assert again.state() == g.state() and len(again) == len(g)
     assert again.view() == g.view()
+
+
+def test_codes_grow_in_blocks_and_shrink_on_undo():
+    """A long match keeps its actions in fixed blocks (a board's fragmented heap has room for
+    small blocks, not for one ever larger list); undo across block edges keeps the fold exact."""
+    from scoreboard.rules.base import Codes
+
+    c = Codes()
+    for i in range(300):
+        c.append(i * 7)
+    assert len(c) == 300 and c[0] == 0 and c[-1] == 299 * 7 and list(c)[128] == 128 * 7
+    assert len(c._blocks) == 3
+    for _ in range(300 - 127):
+        c.pop()
+    assert len(c) == 127 and c[-1] == 126 * 7 and len(c._blocks) == 1
+    c.append(5)
+    c.append(6)
+    assert c[127] == 5 and c[128] == 6 and len(c._blocks) == 2
+    with pytest.raises(IndexError):
+        c[129]

@@ -10,6 +10,7 @@
 # all-or-nothing step is one short list copy.
 
 import json
+from array import array
 
 
 class RuleError(Exception):
@@ -62,6 +63,45 @@ def side_of(action, key, rule, count=2):
     return value
 
 
+class Codes:
+    """The encoded actions of a game, in fixed blocks of ints: a long match grows by one small
+    block at a time, never by reallocating one ever larger list, which a fragmented heap of a
+    board may not have room for (a 1,000-action game would need one 4 KB block)."""
+
+    _BLOCK = 128
+
+    def __init__(self):
+        self._blocks = []
+        self._n = 0
+
+    def append(self, code):
+        b, i = divmod(self._n, self._BLOCK)
+        if b == len(self._blocks):
+            self._blocks.append(array("i", bytes(4 * self._BLOCK)))
+        self._blocks[b][i] = code
+        self._n += 1
+
+    def pop(self):
+        """Drop the latest code (an undo)."""
+        self._n -= 1
+        while len(self._blocks) > self._n // self._BLOCK + 1:
+            self._blocks.pop()  # one spare block is kept for the next action; free the rest
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, i):
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("no action %d of %d" % (i, self._n))
+        return self._blocks[i // self._BLOCK][i % self._BLOCK]
+
+    def __iter__(self):
+        for i in range(self._n):
+            yield self[i]
+
+
 class Game:
     """Base of every game. Subclasses set GAME, ACTIONS and implement the hooks below."""
 
@@ -70,7 +110,7 @@ class Game:
 
     def __init__(self, config=None):
         self.config = self.check_config(dict(config or {}))
-        self._codes = []
+        self._codes = Codes()
         self._s = self.initial()
 
     # -- hooks a game implements -------------------------------------------------------------
