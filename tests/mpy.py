@@ -5,9 +5,7 @@ unless told otherwise.
 """
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,11 +15,15 @@ HEAP = "96k"
 
 
 def micropython_path():
-    """The micropython binary next to this interpreter, else on PATH; None if absent."""
-    here = Path(sys.executable).parent / "micropython"
-    if here.exists():
-        return str(here)
-    return shutil.which("micropython")
+    """The micropython command chalk uses (next to this interpreter, else on PATH); None if
+    absent."""
+    from chalk.errors import ChalkError
+    from chalk.sim import micropython
+
+    try:
+        return micropython()
+    except ChalkError:
+        return None
 
 
 def run_mp(script=None, code=None, args=(), heap=HEAP, timeout=300, check=True, stdin=None):
