@@ -183,3 +183,11 @@ def test_the_complete_examples_in_docs_replay_to_the_states_shown(tmp_path):
         r = chalk("replay", p)
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout) == json.loads(out)
+
+
+def test_scoresheet_of_a_log_with_a_bad_config_is_one_clear_line(tmp_path):
+    p = write_log(tmp_path, dict(FIVE, config={"target": "x"}), [])
+    for args in (["replay", p], ["replay", "--sheet", p]):
+        r = chalk(*args)
+        assert r.returncode == 1 and "Traceback" not in r.stderr
+        assert r.stderr.startswith("chalk: %s line 1: config target=" % p)

@@ -87,43 +87,64 @@ class App:
         if "undo" in names and raw & 1 and raw >> names.index("undo") & 1:
             self.service = True
         self.game = None
+        self._resumable = True  # False: the journal's game cannot be played on here
         res = self.journal.boot(self._resume_action)
         for e in res.errors:
             self.problems.append("journal %s line %s: %s" % (e["file"], e["line"], e["error"]))
-        if res.header is not None and self.game is None:
-            self._start(res.header)
+        if res.header is not None and self.game is None and self._resumable:
+            self._resume_header(res.header)
         # The boot frame first: what the board sends after it is this boot's.
         self.emit("boot", self.hello())
-        if self.game is None:
-            self.new_game()
+        if self.game is None or not self._resumable:
+            # Nothing to resume, or a game this board cannot go on with (another game, a config
+            # or an action its rules refuse): that one is closed as abandoned, kept for the host,
+            # and a new game starts, so play never stops at boot.
+            self.new_game(abandoned=res.header is not None)
         self.referee.changed()
         self.dirty = True
         return res
 
+    def _resume_header(self, header):
+        """Start the journal's game again from its header; False (and a problem shown) if this
+        board cannot play it."""
+        if header.get("game") != self.game_id:
+            self.problems.append("journal game %s is %s; this board plays %s: closed" % (
+                header.get("game_no"), header.get("game"), self.game_id))
+            self._resumable = False
+            return False
+        try:
+            self._start(header)
+        except ConfigError as e:
+            self.problems.append("journal game %s: %s: closed" % (header.get("game_no"), e))
+            self._resumable = False
+            return False
+        return True
+
     def _resume_action(self, action):
-        if self.game is None:
-            self._start(self.journal.header())
-        if self._refused_at_boot:
+        if not self._resumable:
+            return
+        if self.game is None and not self._resume_header(self.journal.header()):
             return
         try:
             self.game.apply(action)
         except RuleError as e:
-            # A journal written by other rules: keep the state at the last action they accept.
-            self._refused_at_boot = True
-            self.problems.append("journal action refused: %s" % e)
+            # A journal written by other rules: actions appended after this one would be lost
+            # at the next boot too, so this game is closed and a new one starts.
+            self._resumable = False
+            self.problems.append("journal action refused: %s: closed" % e)
+            return
         t = action.get("t")
         if type(t) is int:
             self._t_base = t
-
-    _refused_at_boot = False
 
     def _start(self, header):
         self.header = header
         self.game = rules_for(header["game"])(header.get("config") or {})
         self._t_boot = self.clock.ticks_ms()
 
-    def new_game(self, config=None, players=None, game=None):
-        """End the game in progress (kept until the host has it) and start a new one."""
+    def new_game(self, config=None, players=None, game=None, abandoned=False):
+        """End the game in progress (kept until the host has it) and start a new one; returns
+        the new header's seq, or None if the journal refused to write (shown as an error)."""
         game = game or self.game_id
         if game != self.game_id:
             raise ConfigError("this board plays %s, not %s" % (self.game_id, game))
@@ -134,15 +155,27 @@ class App:
         config = rules_for(game)(config).config
         if players is None:
             players = self.header.get("players", []) if self.header else []
-        if self.journal.stats()["game_no"] is not None:  # a game is in progress
-            outcome = self.game.outcome() if self.game is not None else None
-            end = {"winner": outcome["winner"] if outcome else None}
-            self.emit("rec", {"seq": self.journal.end_game(end), "type": "E", "end": end})
         header = {"chalk": 1, "game": game, "config": config, "players": players,
                   "board": self.cfg["board"], "firmware": FIRMWARE_VERSION}
         if self.wall is not None:
             header["started"] = self.iso_now()
-        no, seq = self.journal.new_game(header)
+        try:
+            if self.journal.stats()["game_no"] is not None:  # a game is in progress
+                outcome = self.game.outcome() if self.game is not None else None
+                end = {"winner": outcome["winner"] if outcome else None}
+                if abandoned:
+                    end["abandoned"] = True
+                self.emit("rec", {"seq": self.journal.end_game(end), "type": "E", "end": end})
+            no, seq = self.journal.new_game(header)
+        except (OSError, JournalError) as e:
+            # Flash full or failing: say so; a board with no game yet still shows one, which
+            # cannot be journaled (every action will be refused with this error) until fixed.
+            self.error = "journal: %s" % e
+            self.emit("warn", {"warning": self.error})
+            if self.game is None:
+                self._start(header)
+            self.dirty = True
+            return None
         header["game_no"] = no
         self._t_base = 0
         self._start(header)
@@ -175,6 +208,7 @@ class App:
             self._refused(e)
             return False
         rec = dict(action)
+        rec.pop("seq", None)  # the journal numbers records; a seq given in an action is not it
         rec["t"] = self.t_now()
         try:
             seq = self.journal.append(rec)
@@ -186,8 +220,8 @@ class App:
         state = self.game.commit(pending)
         self.error = None
         self.last = _describe(rec)
-        out = {"seq": seq}
-        out.update(rec)
+        out = dict(rec)
+        out["seq"] = seq
         self.emit("rec", out)
         self.emit("state", {"seq": seq, "state": state})
         self.referee.changed()

@@ -29,6 +29,8 @@ class Handler:
             seq = self.app.new_game(args["config"] or None, args["players"], args["game"])
         except ConfigError as e:
             raise Refused(str(e))
+        if seq is None:
+            raise Refused(self.app.error)
         return {"game_no": self.app.journal.stats()["game_no"], "seq": seq,
                 "state": self.app.game.state()}
 
@@ -106,8 +108,8 @@ def journal_records(journal, after):
     under their own key."""
     for seq, kind, payload in journal.records_after(after):
         if kind == "A":
-            rec = {"seq": seq}
-            rec.update(payload)
+            rec = dict(payload)
+            rec["seq"] = seq  # the journal's number, whatever the payload carries
         elif kind == "H":
             rec = {"seq": seq, "type": "H", "header": payload}
         else:

@@ -3,10 +3,12 @@
 # The scorer records a turn the way it is done at the table: by putting pegs in the scoring
 # squares (SH-2), one per score, an overflow in the opponent's square (SH-15), then pressing
 # "done". The turn's `beds` are the pegs that appeared since the rules' state: the shooter's
-# row plus, with overflow "auto", the opponent's row (an overflow peg stands for a shooter's coin
-# in that bed). The referee then asks the rules what that turn gives; if the pegs on the board
-# disagree (a peg pulled, in the wrong square, an overflow that may not be credited), nothing is
-# submitted and the mismatch is shown until the pegs are put right (never silently accepted).
+# row plus, with overflow "auto" or "claim", the opponent's row (an overflow peg stands for a
+# shooter's coin in that bed; with "claim" it scores when the opponent presses "claim", and an
+# unclaimed one must be pulled before the next turn). The referee then asks the rules what that
+# turn gives; if the pegs on the board disagree (a peg pulled, in the wrong square, an overflow
+# that may not be credited), nothing is submitted and the mismatch is shown until the pegs are
+# put right (never silently accepted).
 #
 # Buttons: done (short: end of turn / before the start: start; long: undo), void (cycles the
 # SH-17 reason: touched, removed, none), out_of_turn (the turn just played was by the side not
@@ -116,9 +118,11 @@ class Referee(BaseReferee):
             if pulled:
                 self.problems = pulled
                 return
-            auto = game.config.get("overflow") == "auto"
+            # An overflow peg in the opponent's square stands for a shooter's coin in a full bed:
+            # credited at once ("auto") or left for the opponent to claim ("claim", SH-15).
+            overflows = game.config.get("overflow") in ("auto", "claim")
             opp = 1 - shooter
-            action["beds"] = [d[shooter][b] + (d[opp][b] if auto else 0) for b in range(9)]
+            action["beds"] = [d[shooter][b] + (d[opp][b] if overflows else 0) for b in range(9)]
             if sum(action["beds"]) > 5:
                 self.problems = ["%d pegs: a turn has 5 coins (SH-3)" % sum(action["beds"])]
                 return

@@ -3,6 +3,7 @@
 import json
 
 from chalk import logs, sheet
+from chalk.errors import ChalkError
 
 ORDER = 10
 
@@ -11,7 +12,10 @@ def run(args):
     """Replay a match log through the rules: print the final state, or the scoresheet."""
     log = logs.load(args.log, skip_bad=args.skip_bad)
     steps = []
-    before = [logs.matchlog.new_game(log.header).state()] if args.sheet else None
+    try:
+        before = [logs.matchlog.new_game(log.header).state()] if args.sheet else None
+    except logs.matchlog.LineError as e:  # a header config the rules cannot play
+        raise ChalkError("%s %s" % (args.log, e), code=logs.RULE_BROKEN) from None
 
     def keep(n, rec, state):
         steps.append((n, rec, before[0], state))

@@ -1,0 +1,118 @@
+"""The app's own edges, on CPython with the simulated hal and a virtual clock: overflow claims
+through the pegs (SH-15), what boot does with a journal it cannot play on, a journal that refuses
+to write, and an action that carries a seq of its own."""
+
+import json
+from pathlib import Path
+
+from scoreboard.app import App
+from scoreboard.hal.sim import SimBoard, VirtualClock
+from scoreboard.journal import Journal
+
+BOARDS = Path(__file__).resolve().parent.parent / "firmware" / "boards"
+
+
+def make(flash, name="shove-hapenny", **game_config):
+    cfg = json.loads((BOARDS / (name + ".json")).read_text())
+    cfg["game_config"].update(game_config)
+    board = SimBoard(cfg, str(flash), VirtualClock())
+    app = App(board)
+    return board, app
+
+
+def run(board, app, ms):
+    for _ in range(ms // 5):
+        board.clock.advance(5)
+        app.tick()
+
+
+def press(board, app, button, hold=100):
+    board.set_line("btn." + button, 1)
+    run(board, app, hold)
+    board.set_line("btn." + button, 0)
+    run(board, app, 100)
+
+
+def peg(board, app, side, bed, hole):
+    board.set_line("peg.%d.%d.%d" % (side, bed, hole), 1)
+    run(board, app, 400)  # past the peg debounce
+
+
+def test_sh15_claim_mode_overflow_pegs_are_claimed_with_the_claim_button(tmp_path):
+    board, app = make(tmp_path, overflow="claim")
+    app.boot()
+    press(board, app, "done")  # A starts
+    for hole in (1, 2, 3):
+        peg(board, app, 0, 1, hole)
+    press(board, app, "done")  # A fills bed 1
+    press(board, app, "done")  # B: nothing
+    peg(board, app, 1, 1, 1)  # A's next coin in bed 1 overflows: its peg goes in B's square
+    press(board, app, "done")
+    st = app.game.state()
+    assert st["beds"][1][0] == 0 and st["next"] == 1  # not credited: B may claim it
+    assert app.game.view()["claimable"][1][0] == 1
+    press(board, app, "claim")
+    st = app.game.state()
+    assert st["beds"] == [[3, 0, 0, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0, 0]]
+    assert app.warnings() == []
+    assert [a["a"] for a in app.journal.actions()] == ["start", "turn", "turn", "turn", "claim"]
+
+
+def test_a_journal_game_of_another_kind_is_closed_and_a_new_game_starts(tmp_path):
+    _, five = make(tmp_path, "five-pins")
+    five.boot()
+    assert five.submit({"a": "break", "player": 0})
+    five.journal.close()
+    board, app = make(tmp_path)  # the same flash, now under a shove ha'penny board
+    app.boot()
+    app.tick()  # the screen draws: the game is shove ha'penny's
+    assert app.game_id == "shove-hapenny" and app.game.state()["next"] is None
+    assert any("is five-pins; this board plays shove-hapenny: closed" in p for p in app.problems)
+    j = Journal(str(tmp_path))
+    j.boot()
+    assert j.header(1)["game"] == "five-pins"  # kept for the host
+    assert j.header(2)["game"] == "shove-hapenny"
+
+
+def test_an_action_refused_at_boot_closes_that_game_so_later_play_survives(tmp_path):
+    j = Journal(str(tmp_path))
+    j.boot()
+    j.new_game({"chalk": 1, "game": "shove-hapenny", "config": {}, "players": []})
+    j.append({"a": "start", "side": 0, "t": 0})
+    j.append({"a": "start", "side": 1, "t": 5})  # no rules accept a second start
+    j.close()
+    board, app = make(tmp_path)
+    app.boot()
+    assert any("journal action refused" in p for p in app.problems)
+    assert app.journal.stats()["game_no"] == 2
+    press(board, app, "done")  # A starts the new game
+    app.journal.close()
+    board, again = make(tmp_path)
+    again.boot()
+    assert again.game.state()["next"] == 0  # what was played after the refusal is still there
+    assert again.journal.stats()["game_no"] == 2
+
+
+def test_a_journal_that_cannot_write_is_shown_and_play_does_not_crash(tmp_path, monkeypatch):
+    board, app = make(tmp_path)
+    app.boot()
+
+    def full(*args, **kw):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(app.journal, "new_game", full)
+    assert app.new_game() is None
+    assert app.error.startswith("journal: ") and "No space left" in app.error
+    run(board, app, 50)
+    assert "journal: [Errno 28] No space left on device" in app.warnings()
+
+
+def test_an_action_carrying_a_seq_gets_the_journal_s_number(tmp_path):
+    sent = []
+    board, app = make(tmp_path)
+    app.emit = lambda kind, payload: sent.append((kind, payload))
+    app.boot()
+    assert app.submit({"a": "start", "side": 0, "seq": 99})
+    rec = [p for k, p in sent if k == "rec"][-1]
+    assert rec["seq"] == 2 and rec["a"] == "start"
+    assert "seq" not in list(app.journal.actions())[-1]
