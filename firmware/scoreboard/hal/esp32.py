@@ -11,9 +11,9 @@
 # So a handler here only passes a preallocated int to the callback, and the callback must only
 # record (line, ticks_ms()) into a preallocated ring and return: no allocation, no I/O, no
 # micropython.schedule of its own. Lines.level(i) read in the callback is the level when the
-# handler runs, which may already be past a later edge: count each call as one toggle rather
-# than trust that level. The sensing layer should still compare the edges it was told about
-# with Lines.read() on each scan, so a dropped edge costs precision, not a missed pin.
+# handler runs: the app passes it to the tilt latch (sense/tilt.py explains why that beats
+# counting toggles, which a dropped edge would invert), and the latch still compares with
+# Lines.read() on each scan, so a dropped edge costs precision, not a missed pin.
 
 import machine
 from machine import Pin
