@@ -4,17 +4,11 @@
 #
 # Game id "five-pins" -> module five_pins.py defining `Referee`, like the rules registry.
 
-from ..rules import ConfigError
+from ..rules import game_module
 
 
 def referee_for(game):
-    try:
-        mod = __import__("scoreboard.referee." + game.replace("-", "_"), None, None,
-                         ("Referee",))
-    except ImportError:
-        raise ConfigError("no referee for game %r: no module scoreboard/referee/%s.py"
-                          % (game, game.replace("-", "_")))
-    return mod.Referee
+    return game_module("referee", game, "no referee for game %r").Referee
 
 
 class BaseReferee:

@@ -4,16 +4,22 @@
 from .base import ConfigError, Game, RuleError  # noqa: F401
 
 
-def rules_for(game):
-    """The Rules class of a game id, or ConfigError naming the id."""
+def game_module(package, game, missing):
+    """The module scoreboard/<package>/<game id with _>.py, or ConfigError naming the id;
+    `missing` leads that message, with %r for the game id."""
     if type(game) is not str or not game or not game.replace("-", "").isalpha():
         raise ConfigError("game must be a game id such as \"five-pins\", not %r" % (game,))
+    name = game.replace("-", "_")
     try:
-        mod = __import__("scoreboard.rules." + game.replace("-", "_"), None, None, ("Rules",))
+        return __import__("scoreboard.%s.%s" % (package, name), None, None, (name,))
     except ImportError:
-        raise ConfigError("unknown game %r: no module scoreboard/rules/%s.py"
-                          % (game, game.replace("-", "_")))
-    return mod.Rules
+        raise ConfigError((missing + ": no module scoreboard/%s/%s.py")
+                          % (game, package, name))
+
+
+def rules_for(game):
+    """The Rules class of a game id, or ConfigError naming the id."""
+    return game_module("rules", game, "unknown game %r").Rules
 
 
 def new_game(game, config=None):

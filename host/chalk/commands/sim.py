@@ -4,9 +4,9 @@ import json
 import sys
 
 from chalk.errors import ChalkError
+from chalk.sim import SIM_HEAP
 
 ORDER = 20
-SIM_HEAP = "192k"  # chalk.sim.SIM_HEAP, without importing the simulator for every command
 
 
 def run(args):
