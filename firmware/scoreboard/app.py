@@ -11,7 +11,7 @@ import json
 import time
 from array import array
 
-from . import sense
+from . import chain, sense
 from .display import Display, screen
 from .journal import Journal, JournalError
 from .referee import referee_for
@@ -62,7 +62,7 @@ class App:
             self._peg_last = None
         self._ev = array("i", [0, 0, 0, 0])
         self._long = 0  # buttons held past long_ms, acted on at release
-        self.journal = journal or Journal(board.storage.root)
+        self.journal = journal or chain.chained(Journal)(board.storage.root)
         self.display = Display(board.display)
         self.referee = referee_for(self.game_id)(self)
         self.game = None
@@ -157,6 +157,8 @@ class App:
             players = self.header.get("players", []) if self.header else []
         header = {"chalk": 1, "game": game, "config": config, "players": players,
                   "board": self.cfg["board"], "firmware": FIRMWARE_VERSION}
+        if self.board.device_id is not None:
+            header["device"] = self.board.device_id  # in the chain: a log names its board
         if self.wall is not None:
             header["started"] = self.iso_now()
         try:
@@ -165,6 +167,7 @@ class App:
                 end = {"winner": outcome["winner"] if outcome else None}
                 if abandoned:
                     end["abandoned"] = True
+                self._sign_end(end)
                 self.emit("rec", {"seq": self.journal.end_game(end), "type": "E", "end": end})
             no, seq = self.journal.new_game(header)
         except (OSError, JournalError) as e:
@@ -186,6 +189,30 @@ class App:
         self.emit("rec", {"seq": seq, "type": "H", "header": header})
         self.emit("state", {"seq": seq, "state": self.game.state()})
         return seq
+
+    def _sign_end(self, end):
+        """Add the chain head the end record makes, and the board's signature of it."""
+        link = self.journal.end_link(end)
+        end["head"] = chain.hexlify(link)
+        key = getattr(self.board, "key", None)
+        if key is not None:
+            end["kid"] = chain.key_id(key)
+            end["sig"] = chain.sign(key, self.board.device_id or "", self.journal.stats()[
+                "last_seq"] + 1, link)
+
+    def signed_head(self):
+        """The chain head of the newest game's last record, signed with the board's key (no
+        "sig" on a board deployed without one). The key itself never leaves the board."""
+        j = self.journal
+        st = j.stats()
+        c = j.chain
+        out = {"device": self.board.device_id, "game_no": st["game_no"], "seq": c.seq,
+               "head": chain.hexlify(c.link)}
+        key = getattr(self.board, "key", None)
+        if key is not None and c.seq:
+            out["kid"] = chain.key_id(key)
+            out["sig"] = chain.sign(key, self.board.device_id or "", c.seq, c.link)
+        return out
 
     # -- actions -----------------------------------------------------------------------------
     def t_now(self):

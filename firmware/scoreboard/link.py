@@ -103,12 +103,13 @@ COMMANDS = {
     "new": (("game", _game, True, None), ("config", _dict, False, {}),
             ("players", _players, False, [])),
     "undo": (),
-    "journal": (("after", _seq, True, None),),
+    "journal": (("after", _seq, True, None), ("limit", _seq, False, 0)),
     "ack": (("seq", _seq, True, None),),
     "clock": (("ms", _seq, True, None),),
     "inject": (("events", _events, True, None),),
     "act": (("action", _action, True, None),),
     "service": (("on", _bool, True, None),),
+    "sign": (),
 }
 TEST_ONLY = ("inject", "act")
 # Commands that change something: a repeat of the last one (same id, same args: the host
@@ -252,7 +253,7 @@ class Link:
             return self._err(cid, "unsupported", "this firmware does not implement %s" % cmd)
         try:
             if cmd == "journal":
-                return self._journal(cid, fn(checked), checked["after"])
+                return self._journal(cid, fn(checked), checked["after"], checked["limit"])
             result = fn(checked) if fn is not None else None
         except Refused as e:
             return self._err(cid, "refused", str(e))
@@ -275,7 +276,7 @@ class Link:
             return self._err(cid, "rule", str(e), {"rule": rule})
         return self._err(cid, "internal", "%s: %s" % (type(e).__name__, e))
 
-    def _journal(self, cid, records, after):
+    def _journal(self, cid, records, after, limit=0):
         last = after
         count = 0
         try:
@@ -290,6 +291,8 @@ class Link:
                                      "frame: %s" % (seq, e), {"seq": seq})
                 last = seq
                 count += 1
+                if count == limit:
+                    break
         except Refused as e:
             return self._err(cid, "refused", str(e))
         except Exception as e:

@@ -47,6 +47,9 @@ class Handler:
             raise Refused(app.error or "not accepted")
         return {"seq": app.journal.stats()["last_seq"], "state": app.game.state()}
 
+    def cmd_sign(self, args):
+        return self.app.signed_head()
+
     def cmd_journal(self, args):
         return journal_records(self.app.journal, args["after"])
 

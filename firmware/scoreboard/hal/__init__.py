@@ -174,6 +174,23 @@ class NullDisplay:
         pass
 
 
+def read_key(path):
+    """The board's signing key (32 bytes) from its file of 64 hex digits, else None."""
+    try:
+        with open(path) as f:
+            text = f.read(100).strip()
+    except OSError:
+        return None
+    if len(text) != 64:
+        return None
+    try:
+        import binascii
+
+        return binascii.unhexlify(text)
+    except ValueError:
+        return None
+
+
 class Board:
     """What the layers above get from a hal: see the top of this module."""
 
@@ -189,3 +206,4 @@ class Board:
         self.line_names = boardconfig.line_names(cfg)
         self.problems = []
         self.device_id = None  # unique per board (the archive tells boards apart by it)
+        self.key = None  # the board's signing key (bytes), if it was deployed with one

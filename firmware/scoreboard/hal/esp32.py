@@ -18,10 +18,11 @@
 import machine
 from machine import Pin
 
-from . import Board, NullDisplay, Pegs, RealClock, Storage
+from . import Board, NullDisplay, Pegs, RealClock, Storage, read_key
 from .ssd1306 import SSD1306
 
 JOURNAL_DIR = "/journal"  # on the LittleFS filesystem of the ESP32_GENERIC image
+KEY_FILE = "/board.key"  # the signing key `chalk deploy` writes (docs/deploy.md)
 
 # None means no pull resistor (documented for machine.Pin; the stubs type `pull` as int only,
 # hence the type: ignore[arg-type] where it is passed).
@@ -134,4 +135,5 @@ def make_board(cfg, journal=JOURNAL_DIR):
     board = Board(cfg, lines, pegs, display, RealClock(), Storage(journal))
     board.problems.extend(problems)
     board.device_id = "esp32-" + "".join("%02x" % b for b in machine.unique_id())
+    board.key = read_key(KEY_FILE)  # written by `chalk deploy`; never sent over the link
     return board

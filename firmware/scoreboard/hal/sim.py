@@ -8,7 +8,7 @@
 
 import json
 
-from . import HEIGHT, WIDTH, Board, Pegs, RealClock, Storage, ticks_add, ticks_diff
+from . import HEIGHT, WIDTH, Board, Pegs, RealClock, Storage, read_key, ticks_add, ticks_diff
 
 # -- clocks ---------------------------------------------------------------------------------------
 
@@ -357,6 +357,9 @@ class SimBoard(Board):
             pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
         super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
         self.device_id = _device_id(flash_dir)
+        # The key the board signs its games' chain heads with, put there by `chalk sim` (as
+        # `chalk deploy` puts a real board's): read here, never sent over the link.
+        self.key = read_key(flash_dir.rstrip("/") + "/board.key")
 
     def _locate(self, name):
         # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists

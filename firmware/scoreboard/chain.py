@@ -1,0 +1,252 @@
+# The hash chain over a game's journal records, and the board's signature of its head
+# (docs/journal.md, docs/match-log.md). Shared by the board and the host: the board keeps the
+# chain as it journals, the host recomputes it from what it archived or from a match log.
+#
+#     link_0 = SHA-256(32 zero bytes || canon(header record))
+#     link_n = SHA-256(link_{n-1} || canon(record n))        every action, undo included, and
+#                                                             the end record
+#     sig    = HMAC-SHA256(board key, "chalk-head-1 " || device || " " || seq || " " || link)
+#
+# A record is what the link sends as a `rec` payload: an action is its dict with "seq" and "t";
+# a header is {"seq", "type": "H", "header": {...}}; an end is {"seq", "type": "E", "end":
+# {...}}. The keys that carry the chain itself ("link", "sig", "head", "kid") are not part of it.
+#
+# canon() is this module's own JSON writer: sorted keys, no spaces, integers only (no floats:
+# their digits differ between ports), strings as raw UTF-8 with only '"', '\' and control
+# characters escaped (\" \\ \b \f \n \r \t, others \u00XX): the bytes CPython's
+# json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False) writes.
+# MicroPython dicts do not keep order and the two json modules differ in escapes, so nothing
+# here relies on either. MicroPython has hashlib.sha256 (in hardware on the
+# ESP32) but no hmac module: HMAC (RFC 2104) is written out below.
+
+import binascii
+import hashlib
+
+ZERO = b"\x00" * 32
+_CHAIN_KEYS = ("link", "sig", "head", "kid")  # never hashed: they are the chain
+_MAX_DEPTH = 8
+_BLOCK = 64  # SHA-256 block size, for HMAC
+_HEX = "0123456789abcdef"
+# The escapes JSON has a short form for (as CPython's json writes them); other control
+# characters are \u00XX.
+_SHORT = '"\\\b\f\n\r\t'
+_SHORT_AS = '"\\bfnrt'
+
+
+class CanonError(ValueError):
+    """A value the canonical encoding does not take (a float, a non-string key, too deep)."""
+
+
+def _str(s, out):
+    out.append('"')
+    start = 0
+    n = len(s)
+    for i in range(n):
+        c = s[i]
+        if c == '"' or c == "\\" or c < " ":
+            if i > start:
+                out.append(s[start:i])
+            o = ord(c)
+            e = _SHORT.find(c)
+            if e >= 0:
+                out.append("\\" + _SHORT_AS[e])
+            else:
+                out.append("\\u00" + _HEX[o >> 4] + _HEX[o & 15])
+            start = i + 1
+    if start < n:
+        out.append(s[start:] if start else s)
+    out.append('"')
+
+
+def _dump(obj, out, depth):
+    t = type(obj)
+    if t is str:
+        _str(obj, out)
+    elif obj is None:
+        out.append("null")
+    elif t is bool:
+        out.append("true" if obj else "false")
+    elif t is int:
+        out.append(str(obj))
+    elif depth >= _MAX_DEPTH:
+        raise CanonError("nested deeper than %d" % _MAX_DEPTH)
+    elif t is dict:
+        keys = list(obj)
+        for k in keys:
+            if type(k) is not str:
+                raise CanonError("keys must be strings, not %r" % (k,))
+        keys.sort()
+        out.append("{")
+        for i in range(len(keys)):
+            if i:
+                out.append(",")
+            _str(keys[i], out)
+            out.append(":")
+            _dump(obj[keys[i]], out, depth + 1)
+        out.append("}")
+    elif t is list or t is tuple:
+        out.append("[")
+        for i in range(len(obj)):
+            if i:
+                out.append(",")
+            _dump(obj[i], out, depth + 1)
+        out.append("]")
+    else:
+        raise CanonError("%s is not allowed in a chained record (integers, strings, true, "
+                         "false, null, lists and objects only)" % t.__name__)
+
+
+def canon(obj):
+    """The canonical bytes of a JSON value (see the top of this module)."""
+    out = []
+    _dump(obj, out, 0)
+    return "".join(out).encode()
+
+
+def record(seq, kind, payload):
+    """The chained form of a journal record: kind "H", "A" or "E" and its payload."""
+    if kind == "A":
+        rec = {}
+        for k in payload:
+            if k not in _CHAIN_KEYS and k != "seq":
+                rec[k] = payload[k]
+        rec["seq"] = seq
+        return rec
+    if kind == "H":
+        return {"seq": seq, "type": "H", "header": payload}
+    end = {}
+    for k in payload:
+        if k not in _CHAIN_KEYS:
+            end[k] = payload[k]
+    return {"seq": seq, "type": "E", "end": end}
+
+
+def of_rec(rec):
+    """The chained form of a link `rec` payload (or an archived record in that form)."""
+    kind = rec.get("type") or "A"
+    if kind == "H":
+        return record(rec["seq"], "H", rec["header"])
+    if kind == "E":
+        return record(rec["seq"], "E", rec["end"])
+    return record(rec["seq"], "A", rec)
+
+
+def step(prev, rec):
+    """link_n from link_{n-1} (bytes; ZERO before the header) and record n (chained form)."""
+    h = hashlib.sha256(prev)
+    h.update(canon(rec))
+    return h.digest()
+
+
+def hexlify(b):
+    return binascii.hexlify(b).decode()
+
+
+def unhex(s):
+    """bytes of a lowercase hex string of 64 digits, else None."""
+    if type(s) is not str or len(s) != 64:
+        return None
+    for c in s:
+        if c not in _HEX:
+            return None
+    return binascii.unhexlify(s)
+
+
+# -- HMAC-SHA256 (RFC 2104) -------------------------------------------------------------------
+
+def hmac_sha256(key, msg):
+    if len(key) > _BLOCK:
+        key = hashlib.sha256(key).digest()
+    key = key + b"\x00" * (_BLOCK - len(key))
+    inner = hashlib.sha256(bytes([b ^ 0x36 for b in key]))
+    inner.update(msg)
+    outer = hashlib.sha256(bytes([b ^ 0x5C for b in key]))
+    outer.update(inner.digest())
+    return outer.digest()
+
+
+def key_id(key):
+    """A key's public name: the first 16 hex digits of SHA-256("chalk-key " || key)."""
+    h = hashlib.sha256(b"chalk-key ")
+    h.update(key)
+    return hexlify(h.digest())[:16]
+
+
+def head_message(device, seq, link):
+    """What the board signs: its device id, the seq of the record the chain ends at, the link."""
+    return ("chalk-head-1 %s %d " % (device, seq)).encode() + link
+
+
+def sign(key, device, seq, link):
+    """The signature (hex) of a chain head."""
+    return hexlify(hmac_sha256(key, head_message(device, seq, link)))
+
+
+def check_sig(key, device, seq, link, sig):
+    """True if `sig` (hex) signs this head under `key` (compared in full, not short-cut)."""
+    good = sign(key, device, seq, link)
+    if type(sig) is not str or len(sig) != len(good):
+        return False
+    diff = 0
+    for i in range(len(good)):
+        diff |= ord(good[i]) ^ ord(sig[i])
+    return diff == 0
+
+
+class Chain:
+    """The chain of the game being journaled: feed it every record in order."""
+
+    def __init__(self):
+        self.link = ZERO
+        self.seq = 0
+
+    def reset(self):
+        self.link = ZERO
+        self.seq = 0
+
+    def add(self, seq, kind, payload):
+        self.link = step(self.link, record(seq, kind, payload))
+        self.seq = seq
+        return self.link
+
+
+def chained(journal_cls):
+    """A journal class that keeps the chain of its newest game's records (docs/journal.md)."""
+
+    class Chained(journal_cls):
+        def __init__(self, root):
+            journal_cls.__init__(self, root)
+            self.chain = Chain()
+
+        def boot(self, on_action=None):
+            r = journal_cls.boot(self, on_action)
+            # The chain of the game in progress, rebuilt from its good records (a torn tail
+            # was cut off by the boot: the chain goes on from the last whole record). A second
+            # pass over the file, streamed like the first: the exact seqs, whatever they are.
+            self.chain.reset()
+            if r.game_no is not None:
+                from .journal import _END
+
+                b = self._row(r.game_no)
+                for seq, kind, payload in self._records(r.game_no, self._t[b + _END]):
+                    self.chain.add(seq, kind, payload)
+            return r
+
+        def new_game(self, header):
+            no, seq = journal_cls.new_game(self, header)
+            payload = dict(header)
+            payload["game_no"] = no
+            self.chain.reset()
+            self.chain.add(seq, "H", payload)
+            return no, seq
+
+        def _write(self, kind, payload):
+            seq = journal_cls._write(self, kind, payload)
+            self.chain.add(seq, kind, payload)
+            return seq
+
+        def end_link(self, payload):
+            """The link the end record `payload` would make (to sign it before writing)."""
+            return step(self.chain.link, record(self.stats()["last_seq"] + 1, "E", payload))
+
+    return Chained
