@@ -1,5 +1,12 @@
 """Shared test setup: a record of what ran on MicroPython, printed at the end of every run."""
 
+import os
+import tempfile
+
+# Board keys made by `chalk sim` in tests go to a throw-away key store, never the user's.
+os.environ.setdefault("CHALK_KEYS", os.path.join(tempfile.mkdtemp(prefix="chalk-keys-"),
+                                                 "keys.json"))
+
 MICROPYTHON_RUNS = []
 
 

@@ -114,12 +114,18 @@ def test_jsonl_is_the_match_log_v1(db, tmp_path):
     lines = r.stdout.splitlines()
     head = json.loads(lines[0])
     assert list(head)[:5] == ["chalk", "game", "config", "players", "started"]
+    chained = head.pop("chain")
     assert head == dict(FIVE_PINS_HEAD, board="red-lion-1", device=DEVICE["device"], game_no=1)
+    # The chain (docs/match-log.md): the keys the board did not journal are named, the end
+    # record is there with its link.
+    assert chained["seq"] == 1 and chained["added"] == ["device"]
+    assert chained["end"]["seq"] == len(lines) + 1 and len(chained["link"]) == 64
     # The action lines are the documented ones, byte for byte, but for the board's seqs (its
-    # header took seq 1).
+    # header took seq 1) and each record's chain link at the end.
     want = [line.replace('{"seq":%d,' % (i + 1), '{"seq":%d,' % (i + 2), 1)
             for i, line in enumerate(FIVE_PINS_LINES)]
-    assert lines[1:] == want
+    assert [ln[:ln.rindex(',"link":"')] + "}" for ln in lines[1:]] == want
+    assert all(len(json.loads(ln)["link"]) == 64 for ln in lines[1:])
     # ... and the log replays to the documented final state.
     path = tmp_path / "g.jsonl"
     path.write_text(r.stdout)

@@ -13,14 +13,16 @@ import time
 import pytest
 
 from chalk import verify
-from chalk.archive import Archive, board_records
+from chalk.archive import Archive, board_records, sign_records
+from chalk.keys import KeyStore
 from tests.mpy import micropython_path
 
 live = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")
 
 HEAD = {"chalk": 1, "game": "five-pins", "config": {"target": 20, "sets": 1,
                                                      "pin_foul_penalty": 0},
-        "players": ["Ann", "Bob"], "game_no": 1}
+        "players": ["Ann", "Bob"], "game_no": 1, "device": "esp32-0011223344"}
+KEY = bytes(range(40, 72))
 ACTIONS = [
     {"a": "break", "player": 0},
     {"a": "shot", "player": 0, "pins": "12", "carom": 0, "fouls": []},
@@ -44,7 +46,12 @@ def db(tmp_path):
     with Archive(path, create=True) as a:
         b = a.board({"device": "esp32-0011223344", "board": "five-pins", "game": "five-pins"})
         recs, states = board_records(HEAD, [(0, 1000 * i, x) for i, x in enumerate(ACTIONS)])
+        signed = sign_records(recs, KEY, HEAD["device"])
         a.ingest(b, recs, states, resync=True)
+        a.set_head(b, signed)
+    keys = KeyStore()  # $CHALK_KEYS: a throw-away store for the tests (conftest)
+    if keys.add(KEY, HEAD["device"]):
+        keys.save()
     return path
 
 
@@ -59,10 +66,11 @@ def test_clean_archive_passes(db):
     r = chalk("verify", "--db", db)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
-        "game 1 (five-pins #1 on esp32-0011223344): 8 actions, 9 reported states compared: ok"]
+        "game 1 (five-pins #1 on esp32-0011223344): 8 actions, 9 reported states compared, "
+        "chain signed (key %s): ok" % verify.chain.key_id(KEY)]
     with Archive(db) as a:
-        (res,) = verify.verify(a)
-        assert res.compared == 9 and res.differences == []
+        (res,) = verify.verify(a, None, KeyStore())
+        assert res.compared == 9 and res.differences == [] and res.problems == []
 
 
 def test_tampered_action_is_caught(db):
@@ -73,14 +81,20 @@ def test_tampered_action_is_caught(db):
     r = chalk("verify", "1", "--db", db)
     assert r.returncode == 1
     out = r.stdout.splitlines()
-    assert out[0].endswith("5 differences")
-    assert out[1].startswith('  game 1 seq 5: expected {"ball_in_hand":false,"breaker":0,'
-                             '"next":1,"scores":[17,0]')
-    assert '"scores":[18,0]' in out[1].split("reported")[1]
-    assert [line.split(":")[0] for line in out[1:]] == [
+    # The chain names the record (its link no longer holds, and so the signed head is not
+    # reached); the replay shows every state after it differs from what the board reported.
+    assert out[0].endswith("chain does not hold: 7 differences")
+    assert out[1].startswith("  game 1 seq 5: link: the chain link does not hold")
+    assert out[2].startswith("  game 1 seq 9: link: the chain recomputed from the records")
+    states = out[3:]
+    assert states[0].startswith('  game 1 seq 5: expected {"ball_in_hand":false,"breaker":0,'
+                                '"next":1,"scores":[17,0]')
+    assert '"scores":[18,0]' in states[0].split("reported")[1]
+    assert [line.split(":")[0] for line in states] == [
         "  game 1 seq 5", "  game 1 seq 6", "  game 1 seq 7", "  game 1 seq 8", "  game 1 seq 9"]
     err = r.stderr.splitlines()
-    assert err[0] == "chalk: 5 differences between the archive and the rules in 1 game"
+    assert err[0] == ("chalk: 7 differences between the archive and its chain, signatures or "
+                      "rules in 1 game")
     assert err[1].startswith("chalk: hint: ")
 
 
@@ -90,29 +104,33 @@ def test_tampered_state_is_caught(db):
     r = chalk("verify", "--all", "--db", db)
     assert r.returncode == 1
     diffs = [line for line in r.stdout.splitlines() if line.startswith("  ")]
-    assert len(diffs) == 1 and diffs[0].startswith("  game 1 seq 4: expected")
-    assert '"scores":[6,0]' in diffs[0] and '"scores":[6,1]' in diffs[0]
+    assert len(diffs) == 2 and diffs[1].startswith("  game 1 seq 4: expected")
+    assert '"scores":[6,0]' in diffs[1] and '"scores":[6,1]' in diffs[1]
+    assert diffs[0] == ("  game 1 seq 4: state: the state stored for seq 4 was changed since "
+                        "the board reported it")
 
 
 def test_action_the_rules_refuse_is_caught(db):
     edit(db, "UPDATE actions SET line = replace(line, '\"player\":1', '\"player\":0') "
              "WHERE seq = 4")
     with Archive(db) as a:
-        (res,) = verify.verify(a)
+        (res,) = verify.verify(a, None, KeyStore())
     assert len(res.differences) == 1
+    assert [p.seq for p in res.problems if p.kind == "replay"] == [4]
     d = res.differences[0]
     assert d.seq == 4 and d.expected.startswith("refused: FP-6")
     assert d.reported["scores"] == [6, 0]  # what the board had after it
 
 
-def test_missing_states_are_not_differences(db):
+def test_deleted_states_are_caught(db):
     db_ = sqlite3.connect(str(db))
     with db_:
         db_.execute("DELETE FROM states WHERE seq BETWEEN 2 AND 7")
     db_.close()
     with Archive(db) as a:
-        (res,) = verify.verify(a)
-    assert res.compared == 3 and res.differences == []
+        (res,) = verify.verify(a, None, KeyStore())
+    assert res.compared == 3 and res.differences == []  # what is left agrees with the rules
+    assert [(p.kind, p.seq) for p in res.problems] == [("state", s) for s in range(2, 8)]
 
 
 def test_verify_errors(db, tmp_path):
@@ -143,7 +161,7 @@ def test_live_verify_a_board_archive(tmp_path):
     trace = tmp_path / "trace.jsonl"
     tr.write(trace)
     db = tmp_path / "a.db"
-    sim = Sim(board_config(tmp_path), flash=tmp_path / "flash", trace=trace)
+    sim = Sim(board_config(tmp_path), flash=tmp_path / "flash", trace=trace, keys="")
     port = sim.start()
     try:
         p = subprocess.Popen([sys.executable, "-m", "chalk.cli", "archive", "--port", port,
@@ -158,7 +176,8 @@ def test_live_verify_a_board_archive(tmp_path):
         sim.stop()
     r = chalk("verify", "--db", db)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.strip().endswith("12 actions, 13 reported states compared: ok")
+    assert "12 actions, 13 reported states compared, chain signed (key " in r.stdout
+    assert r.stdout.strip().endswith(": ok")
     edit(db, "UPDATE actions SET line = replace(line, '\"carom\":3', '\"carom\":4') "
              "WHERE seq = 3")
     r = chalk("verify", "--db", db)

@@ -13,6 +13,7 @@ See docs/archive.md.
 """
 
 import contextlib
+import hashlib
 import json
 import os
 import sqlite3
@@ -22,9 +23,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from chalk.errors import ChalkError
-from scoreboard import matchlog
+from scoreboard import chain, matchlog
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # v2: links and heads (the hash chain); v1 archives are upgraded on open
 ENV_DB = "CHALK_DB"
 LOCK_WAIT = 3.0  # seconds a write waits for another writer before giving up
 
@@ -73,7 +74,7 @@ CREATE TABLE states (
     PRIMARY KEY (board_id, seq)
 );
 CREATE INDEX states_game ON states (game_id, seq);
-CREATE TABLE gaps (
+%(chain)sCREATE TABLE gaps (
     board_id INTEGER NOT NULL REFERENCES boards(id),
     after    INTEGER NOT NULL,                -- the last seq held before the gap
     next     INTEGER NOT NULL,                -- the first seq the board still had
@@ -81,7 +82,27 @@ CREATE TABLE gaps (
     PRIMARY KEY (board_id, after)
 );
 """
-_TABLES = ("boards", "games", "actions", "states", "gaps")
+_CHAIN_SCHEMA = """
+CREATE TABLE links (
+    board_id INTEGER NOT NULL REFERENCES boards(id),
+    seq      INTEGER NOT NULL,                -- the record: header, action or end
+    game_id  INTEGER NOT NULL REFERENCES games(id),
+    link     TEXT,                            -- its chain link, hex (docs/match-log.md)
+    state    TEXT,                            -- SHA-256 (hex) of the state stored for it
+    PRIMARY KEY (board_id, seq)
+);
+CREATE INDEX links_game ON links (game_id, seq);
+CREATE TABLE heads (
+    game_id  INTEGER PRIMARY KEY REFERENCES games(id),
+    seq      INTEGER NOT NULL,                -- the record whose link the board signed
+    head     TEXT NOT NULL,                   -- that link, hex, as the board sent it
+    sig      TEXT,                            -- HMAC-SHA256 under the board's key (null: none)
+    kid      TEXT,                            -- the name of that key
+    noted    TEXT NOT NULL
+);
+"""
+_SCHEMA = _SCHEMA % {"chain": _CHAIN_SCHEMA}
+_TABLES = ("boards", "games", "actions", "states", "gaps", "links", "heads")
 
 
 class ArchiveError(ChalkError):
@@ -127,6 +148,25 @@ def _dumps(obj):
 def _canon(obj):
     # States are stored canonically (sorted keys), as the board's frames carry them.
     return json.dumps(obj, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def _state_hash(state):
+    try:
+        return hashlib.sha256(chain.canon(state)).hexdigest()
+    except chain.CanonError:
+        return hashlib.sha256(_canon(state).encode()).hexdigest()
+
+
+def _str_or_none(v):
+    return v if type(v) is str else None
+
+
+def _link(prev, rec):
+    """The chain link of a rec payload after `prev` (None if it cannot be chained)."""
+    try:
+        return chain.step(prev, chain.of_rec(rec))
+    except chain.CanonError:
+        return None
 
 
 def action_line(rec):
@@ -227,12 +267,41 @@ class Archive:
                     if stmt.strip():
                         self.db.execute(stmt)
                 self.db.execute("PRAGMA user_version = %d" % SCHEMA_VERSION)
+        elif version == 1 and set(_TABLES[:5]) <= tables:
+            self._upgrade_v1()
         elif not set(_TABLES) <= tables:
             raise ArchiveError("the archive %s is damaged: tables missing (%s)" % (
                 self.path, ", ".join(sorted(set(_TABLES) - tables))),
                 "restore it from a backup or start a new one with --db")
         with self._errors():
             self.db.execute("PRAGMA foreign_keys = ON")
+
+    def _upgrade_v1(self):
+        """A v1 archive gets the chain tables, with the links of what it holds worked out."""
+        with self.transaction() as db:
+            for stmt in _CHAIN_SCHEMA.split(";"):
+                if stmt.strip():
+                    db.execute(stmt)
+            for gid, board_id in db.execute("SELECT id, board_id FROM games").fetchall():
+                g = db.execute("SELECT seq, header, end_seq, \"end\" FROM games WHERE id = ?",
+                               (gid,)).fetchone()
+                recs = [{"seq": g[0], "type": "H", "header": json.loads(g[1])}]
+                recs += [json.loads(line) for (line,) in db.execute(
+                    "SELECT line FROM actions WHERE game_id = ? ORDER BY seq", (gid,))]
+                if g[2] is not None:
+                    recs.append({"seq": g[2], "type": "E", "end": json.loads(g[3])})
+                link = chain.ZERO
+                for r in recs:
+                    link = _link(link, r)
+                    db.execute("INSERT INTO links (board_id, seq, game_id, link) VALUES "
+                               "(?, ?, ?, ?)", (board_id, r["seq"], gid,
+                                                chain.hexlify(link) if link else None))
+                    link = link or chain.ZERO
+            for board_id, seq, state in db.execute(
+                    "SELECT board_id, seq, state FROM states").fetchall():
+                db.execute("UPDATE links SET state = ? WHERE board_id = ? AND seq = ?",
+                           (_state_hash(json.loads(state)), board_id, seq))
+            db.execute("PRAGMA user_version = %d" % SCHEMA_VERSION)
 
     def close(self):
         if self.db is not None:
@@ -393,6 +462,11 @@ class Archive:
                 game = self._game_before(db, board_id, new[0]["seq"])
             touched, ended, actions = [], [], 0
             prev = last
+            link = None  # the chain link of the record before, in the same game
+            if game is not None:
+                row = db.execute("SELECT link FROM links WHERE game_id = ? AND seq < ? ORDER BY "
+                                 "seq DESC LIMIT 1", (game[0], new[0]["seq"])).fetchone()
+                link = chain.unhex(row[0]) if row else None
             for r in new:
                 seq = r["seq"]
                 if seq != prev + 1 and resync:
@@ -408,6 +482,7 @@ class Archive:
                         (board_id, h.get("game_no"), seq, h["game"], _dumps(h),
                          h.get("started"), now))
                     game = (cur.lastrowid, seq, False)
+                    link = chain.ZERO
                 elif game is None:
                     raise ChalkError("the board sent record seq %d before any game header" % seq,
                                      "the board's journal is damaged: see its warnings")
@@ -424,6 +499,11 @@ class Archive:
                                 game[0]))
                     game = (game[0], game[1], True)
                     ended.append(game[0])
+                    if type(end.get("head")) is str:
+                        db.execute("INSERT OR REPLACE INTO heads (game_id, seq, head, sig, kid, "
+                                   "noted) VALUES (?, ?, ?, ?, ?, ?)",
+                                   (game[0], seq, end["head"], _str_or_none(end.get("sig")),
+                                    _str_or_none(end.get("kid")), now))
                 else:
                     if game[2]:
                         raise ChalkError("the board sent action seq %d after its game ended"
@@ -432,6 +512,11 @@ class Archive:
                                "VALUES (?, ?, ?, ?, ?)",
                                (board_id, game[0], seq, r.get("t", 0), action_line(r)))
                     actions += 1
+                # The record's chain link, from the one before it in its game (none when that
+                # one is not held: a gap, which verify reports).
+                link = _link(link, r) if link is not None else None
+                db.execute("INSERT INTO links (board_id, seq, game_id, link) VALUES (?, ?, ?, ?)",
+                           (board_id, seq, game[0], chain.hexlify(link) if link else None))
                 if game is not None and (not touched or touched[-1] != game[0]):
                     touched.append(game[0])
             if new:
@@ -458,9 +543,13 @@ class Archive:
                            "ORDER BY seq DESC LIMIT 1", (board_id, seq)).fetchone()
             if g is None or (g[1] is not None and g[1] <= seq):
                 continue  # an end record makes no state
-            # The first report of a seq stands: a board reports each state once.
-            db.execute("INSERT OR IGNORE INTO states (board_id, seq, game_id, state) "
-                       "VALUES (?, ?, ?, ?)", (board_id, seq, g[0], _canon(state)))
+            # The first report of a seq stands: a board reports each state once. Its hash goes
+            # beside the record's link, so a state deleted or changed later shows in verify.
+            cur = db.execute("INSERT OR IGNORE INTO states (board_id, seq, game_id, state) "
+                             "VALUES (?, ?, ?, ?)", (board_id, seq, g[0], _canon(state)))
+            if cur.rowcount:
+                db.execute("UPDATE links SET state = ? WHERE board_id = ? AND seq = ?",
+                           (_state_hash(state), board_id, seq))
 
     def add_states(self, board_id, states):
         """Store state payloads whose records are held; returns those left out (not held)."""
@@ -470,6 +559,38 @@ class Archive:
         with self.transaction() as db, self._errors():
             self._store_states(db, board_id, states, last)
         return [s for s in states if type(s.get("seq")) is int and s["seq"] > last]
+
+    def set_head(self, board_id, signed):
+        """Keep a signed chain head the board gave (the `sign` reply) for its game, if it is
+        newer than the one kept and covers only records held. Returns True if kept."""
+        seq = signed.get("seq") if isinstance(signed, dict) else None
+        if type(seq) is not int or type(signed.get("head")) is not str:
+            return False
+        with self.transaction() as db, self._errors():
+            last = db.execute("SELECT last_seq FROM boards WHERE id = ?", (board_id,)).fetchone()
+            g = db.execute("SELECT id, end_seq FROM games WHERE board_id = ? AND seq <= ? AND "
+                           "game_no IS ? ORDER BY seq DESC LIMIT 1",
+                           (board_id, seq, signed.get("game_no"))).fetchone()
+            if last is None or seq > last[0] or g is None or g[1] is not None:
+                return False  # records not held yet, or a game whose end (signed) is held
+            old = db.execute("SELECT seq FROM heads WHERE game_id = ?", (g[0],)).fetchone()
+            if old is not None and old[0] >= seq:
+                return False
+            db.execute("INSERT OR REPLACE INTO heads (game_id, seq, head, sig, kid, noted) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", (g[0], seq, signed["head"],
+                                                     _str_or_none(signed.get("sig")),
+                                                     _str_or_none(signed.get("kid")), now_iso()))
+        return True
+
+    def head(self, game_id):
+        """The latest signed head kept for a game: {"seq", "head", "sig", "kid"}, or None."""
+        rows = self._q("SELECT seq, head, sig, kid FROM heads WHERE game_id = ?", (game_id,))
+        return dict(zip(("seq", "head", "sig", "kid"), rows[0])) if rows else None
+
+    def links(self, game_id):
+        """The chain links kept for a game's records: {seq: (link hex, state hash)}."""
+        return {seq: (link, state) for seq, link, state in self._q(
+            "SELECT seq, link, state FROM links WHERE game_id = ? ORDER BY seq", (game_id,))}
 
     def has_state(self, board_id, seq):
         return bool(self._q("SELECT 1 FROM states WHERE board_id = ? AND seq = ?",
@@ -558,9 +679,28 @@ def match_header(game):
 
 
 def log_lines(archive, game):
-    """The game as a match log v1: the header line, then one line per action."""
-    lines = [_dumps(match_header(game))]
-    lines.extend(line for _seq, _t, line in archive.actions(game["id"]))
+    """The game as a match log v1 with its chain (docs/match-log.md): the header line, with a
+    "chain" object (the header's link, the end record, the signed head), then one line per
+    action, each with its "link". Readers that know nothing of chains ignore both keys."""
+    head = match_header(game)
+    links = archive.links(game["id"])
+    h = game["header"]
+    info = {"v": 1, "seq": game["seq"], "link": links.get(game["seq"], (None,))[0],
+            # Keys this header has that the board did not journal: left out of link 0.
+            "added": [k for k in head if k not in h]}
+    if game["end_seq"] is not None:
+        info["end"] = {"seq": game["end_seq"], "end": game["end"],
+                       "link": links.get(game["end_seq"], (None,))[0]}
+    signed = archive.head(game["id"])
+    if signed is not None:
+        info["signed"] = signed
+    head["chain"] = info
+    lines = [_dumps(head)]
+    for seq, _t, line in archive.actions(game["id"]):
+        link = links.get(seq, (None,))[0]
+        if link and line.endswith("}"):
+            line = line[:-1] + ',"link":"%s"}' % link
+        lines.append(line)
     return lines
 
 
@@ -590,6 +730,30 @@ def board_records(head, actions, seq=1, end=True):
         seq += 1
         recs.append({"seq": seq, "type": "E", "end": {"winner": game.state()["winner"]}})
     return recs, states
+
+
+def sign_records(recs, key, device):
+    """Sign `rec` payloads as a board with `key` would (tests, benchmarks, imports): the end
+    record (if any) gets its head, key id and signature; returns the signed head of the last
+    record, as the board's `sign` command gives it. The header should carry the device."""
+    link = chain.ZERO
+    for r in recs:
+        if _kind(r) == "H":
+            link = chain.ZERO
+        if _kind(r) == "E":
+            end = {k: v for k, v in r["end"].items() if k not in ("head", "sig", "kid")}
+            link = chain.step(link, chain.record(r["seq"], "E", end))
+            end["head"] = chain.hexlify(link)
+            end["kid"] = chain.key_id(key)
+            end["sig"] = chain.sign(key, device, r["seq"], link)
+            r["end"] = end
+        else:
+            link = chain.step(link, chain.of_rec(r))
+    seq = recs[-1]["seq"]
+    header = next(r["header"] for r in recs if _kind(r) == "H")
+    return {"device": device, "game_no": header.get("game_no"), "seq": seq,
+            "head": chain.hexlify(link), "kid": chain.key_id(key),
+            "sig": chain.sign(key, device, seq, link)}
 
 
 # -- following a board ---------------------------------------------------------------------------
@@ -623,6 +787,7 @@ class Follower:
         self.counts = {"sessions": 0, "resyncs": 0, "records": 0, "actions": 0, "skipped": 0,
                        "acks": 0, "gaps": 0, "lost": 0, "restarts": 0, "corrupt": 0}
         self._pending = {}  # seq -> state payload whose record is not held yet
+        self._signed_at = None  # the last seq held when the board last signed its head
         self._last_error = None
         self._up = False  # this connection got as far as a hello
 
@@ -748,6 +913,23 @@ class Follower:
         self.archive.add_states(self.board_id, list(self._pending.values()) + snap)
         self._pending = {}
         self._ack(link)
+        self._sign(link)
+
+    def _sign(self, link):
+        """Ask the board to sign its chain head as it is now, and keep it (verify then covers
+        every record held, not only finished games)."""
+        from chalk.link import BoardError
+
+        held = self.archive.last_seq(self.board_id)
+        if self._signed_at == held:
+            return
+        try:
+            res = link.request("sign", timeout=self.reply)
+        except BoardError:
+            return  # older firmware: only what the end records carry is signed
+        self.archive.set_head(self.board_id, res)
+        if res.get("seq") == held:
+            self._signed_at = held
 
     def _catch_up(self, link, touched):
         """Ask for the records after the last seq held until none is missing. The records that
@@ -856,6 +1038,10 @@ class Follower:
             st = link.stats()
             need = st["lost"] > base["lost"] or st["restarts"] > base["restarts"]
             if f is None:
+                if not need:
+                    # A quiet moment: have the board sign what is held (a no-op when its head
+                    # was signed at the last seq held already).
+                    self._sign(link)
                 if not need and time.monotonic() - quiet >= self.idle:
                     # Silence: is the board still there, and did we miss anything?
                     info = link.hello(self.reply)

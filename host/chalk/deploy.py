@@ -301,14 +301,23 @@ def reset_and_wait(port, timeout=20.0):
 
 
 def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
-           stage_dir=None):
+           stage_dir=None, keys=None):
     """Copy the app onto the board on `port`, reset it and return its hello.
 
     board_cfg: a board config path copied as /board.json (None keeps the board's own; a board
     without one is refused). mode: "mpy" (compiled for `arch`; None = portable bytecode) or
-    "source". out(line) gets the progress lines."""
+    "source". out(line) gets the progress lines. keys: the key store (a path; None: the
+    default one) that keeps the new signing key written as /board.key."""
+    from chalk.keys import KeyStore, new_key
+
     if board_cfg is not None:
         check_board_config(board_cfg)
+    # A fresh signing key for the board, kept before it is copied (a deploy cut short never
+    # leaves a board signing with a key nobody has); its device is filled in from the hello.
+    store = KeyStore(keys)
+    key = new_key()
+    store.add(key)
+    store.save()
     tmp = None
     if stage_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="chalk-deploy-")
@@ -317,6 +326,11 @@ def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
         what = ("%s bytecode" % arch if arch else "portable bytecode") if mode == "mpy" \
             else ".py sources"
         files = stage(stage_dir, board_cfg, mode, arch)
+        key_file = Path(stage_dir) / "board.key"
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(key.hex() + "\n")
+        files.insert(len(files) - 1, (key_file, "board.key"))  # before main.py, still last
         out("deploying %d files (%s) to %s" % (len(files), what, port))
         stop_app(port)
         cmd = mpremote_command(port, files, need_config=board_cfg is None)
@@ -358,4 +372,15 @@ def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
         if tmp is not None:
             tmp.cleanup()
     out("resetting the board")
-    return reset_and_wait(port)
+    info = reset_and_wait(port)
+    if store.add(key, info.get("device")):
+        store.save()
+    out("signing key %s kept for %s in %s" % (chain_key_id(key), info.get("device"),
+                                               store.path))
+    return info
+
+
+def chain_key_id(key):
+    from scoreboard.chain import key_id
+
+    return key_id(key)

@@ -84,11 +84,12 @@ class Sim:
     """A running simulated board. start() returns the port path; stop() ends it.
 
     board: name or config path; flash: its flash directory; trace: a sensor trace to play at
-    boot; test_mode: accept injected input; install: put the firmware on the flash first.
+    boot; test_mode: accept injected input; install: put the firmware on the flash first;
+    keys: a key store path ("" for the default one) to give the board a signing key from.
     """
 
     def __init__(self, board="five-pins", flash=None, trace=None, test_mode=False, heap=SIM_HEAP,
-                 install_firmware=True, log=None, baud=None):
+                 install_firmware=True, log=None, baud=None, keys=None):
         self.cfg_path = board_config(board)
         self.flash = Path(flash) if flash else default_flash(self.cfg_path.stem)
         self.trace = Path(trace).resolve() if trace else None
@@ -104,6 +105,9 @@ class Sim:
         self.corrupt = None  # callable(bytes, direction) -> bytes, to damage the wire
         self.dropped = 0
         self.baud = baud  # if set, the wire carries at most baud/10 bytes a second, like a UART
+        # The key store to give the board a signing key from (chalk.keys), as `chalk deploy`
+        # does for a real board; None: the board signs nothing (unless its flash has a key).
+        self.keys = keys
         self._stop = threading.Event()
         self._threads = []
 
@@ -115,6 +119,10 @@ class Sim:
             install(self.flash, self.cfg_path)
         else:
             self.flash.mkdir(parents=True, exist_ok=True)
+        if self.keys is not None:
+            from chalk.keys import write_sim_key
+
+            write_sim_key(self.flash, self.keys)
         # The port: a pty whose slave is what users open. We keep the slave open ourselves so
         # the master never sees a hang-up while no program has the port.
         self._port_master, self._port_slave = os.openpty()

@@ -14,7 +14,7 @@ def run(args):
     cfg = board_config(args.board) if args.board else None
     arch = None if args.arch.lower() in ("none", "portable") else args.arch
     info = deploy.deploy(port, cfg, mode="source" if args.source else "mpy", arch=arch,
-                         out=lambda line: print(line, flush=True))
+                         out=lambda line: print(line, flush=True), keys=args.keys)
     print("the board answers: Chalk firmware %s, board %s, game %s%s" % (
         info.get("firmware"), info.get("board"), info.get("game"),
         ", test mode" if info.get("test_mode") else ""))
@@ -27,7 +27,8 @@ def register(sub):
                        "scoreboard package (compiled to .mpy, or as .py sources) to "
                        "/lib/scoreboard, main.py, and the board config as /board.json; then "
                        "reset the board and check that the app answers. The board's journal "
-                       "is left alone.")
+                       "is left alone. A new signing key is written as /board.key and kept in "
+                       "the key store (chalk keys).")
     add_port(p)
     what = p.add_mutually_exclusive_group()
     what.add_argument("--mpy", action="store_true",
@@ -39,4 +40,7 @@ def register(sub):
     p.add_argument("--board", metavar="CONFIG",
                    help="board config to copy as /board.json: five-pins, shove-hapenny or a "
                    ".json path (default: keep the board's own)")
+    from chalk.keys import add_keys
+
+    add_keys(p)
     p.set_defaults(func=run)

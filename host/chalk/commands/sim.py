@@ -45,7 +45,8 @@ def run(args):
         print(json.dumps(game.state(), separators=(",", ":")))
         return 0
     board = sim.Sim(args.board, flash=args.flash, trace=args.trace, test_mode=args.test_mode,
-                    heap=args.heap, install_firmware=not args.no_install)
+                    heap=args.heap, install_firmware=not args.no_install,
+                    keys=args.keys or "")
     port = board.start()
     print(port, flush=True)
     print("simulated %s board on %s (flash %s); Ctrl-C stops it" % (
@@ -76,6 +77,9 @@ def register(sub):
                        description="Run the firmware on the MicroPython unix port as a simulated "
                        "board. Prints the device path to use as --port; the flash directory "
                        "(journal, firmware) survives restarts.")
+    from chalk.keys import add_keys
+
+    add_keys(s)
     s.add_argument("--board", default="five-pins",
                    help="board config: five-pins, shove-hapenny, or a .json path")
     s.add_argument("--flash", help="the board's flash directory (default: in the user's data "
