@@ -26,6 +26,19 @@ def _seq(v):
     return "a non-negative integer"
 
 
+_WANT_MAX = 64  # hex digits of a journal "want" bitmap: 256 records
+
+
+def _want(v):
+    if type(v) is str and 0 < len(v) <= _WANT_MAX:
+        for c in v:
+            if not ("0" <= c <= "9" or "a" <= c <= "f"):
+                break
+        else:
+            return None
+    return "a lowercase hex bitmap of at most %d digits" % _WANT_MAX
+
+
 def _bool(v):
     return None if type(v) is bool else "true or false"
 
@@ -103,7 +116,8 @@ COMMANDS = {
     "new": (("game", _game, True, None), ("config", _dict, False, {}),
             ("players", _players, False, [])),
     "undo": (),
-    "journal": (("after", _seq, True, None), ("limit", _seq, False, 0)),
+    "journal": (("after", _seq, True, None), ("limit", _seq, False, 0),
+                ("want", _want, False, None)),
     "ack": (("seq", _seq, True, None),),
     "clock": (("ms", _seq, True, None),),
     "inject": (("events", _events, True, None),),
@@ -253,7 +267,8 @@ class Link:
             return self._err(cid, "unsupported", "this firmware does not implement %s" % cmd)
         try:
             if cmd == "journal":
-                return self._journal(cid, fn(checked), checked["after"], checked["limit"])
+                return self._journal(cid, fn(checked), checked["after"], checked["limit"],
+                                     checked["want"])
             result = fn(checked) if fn is not None else None
         except Refused as e:
             return self._err(cid, "refused", str(e))
@@ -276,14 +291,21 @@ class Link:
             return self._err(cid, "rule", str(e), {"rule": rule})
         return self._err(cid, "internal", "%s: %s" % (type(e).__name__, e))
 
-    def _journal(self, cid, records, after, limit=0):
+    def _journal(self, cid, records, after, limit=0, want=None):
         last = after
         count = 0
+        mask = int(want, 16) if want else 0
         try:
             for rec in records:
                 seq = rec.get("seq") if type(rec) is dict else None
                 if type(seq) is not int:
                     return self._err(cid, "internal", "journal record without a seq")
+                if want:
+                    # Only the records the host asks for: bit i is seq after + 1 + i.
+                    if (mask >> (seq - after - 1)) == 0:
+                        break
+                    if not (mask >> (seq - after - 1)) & 1:
+                        continue
                 try:
                     self._send("rec", rec)
                 except frames.FrameTooLong as e:

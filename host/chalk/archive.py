@@ -788,6 +788,10 @@ class Follower:
                        "acks": 0, "gaps": 0, "lost": 0, "restarts": 0, "corrupt": 0}
         self._pending = {}  # seq -> state payload whose record is not held yet
         self._signed_at = None  # the last seq held when the board last signed its head
+        # Good records that came ahead of a missing one (a noisy line): stored once the
+        # records before them are, kept across reconnections to the same board.
+        self._buffer = {}
+        self._want_ok = True  # the board takes journal's "want" (older firmware does not)
         self._last_error = None
         self._up = False  # this connection got as far as a hello
 
@@ -833,7 +837,7 @@ class Follower:
         ser = open_port(port, self.baud or BAUD)
         link = BoardLink(ser, port)
         try:
-            info = link.hello(self.reply)
+            info = link.hello(self.reply, self._retries())
             self._up = True
             self.counts["sessions"] += 1
             first = self.board_id is None
@@ -860,6 +864,7 @@ class Follower:
         if self.device is not None and device != self.device:
             self.say("another board on %s: %s (was %s)" % (port, device, self.device))
             self._pending = {}
+            self._buffer = {}
         self.board_id = self.archive.board(info)
         self.device = device
         held = self.archive.last_seq(self.board_id)
@@ -881,12 +886,12 @@ class Follower:
 
     def _set_clock(self, link):
         # Game headers get a "started" time only from a board whose clock was set.
-        from chalk.link import BoardError
+        from chalk.link import BoardError, NoReply
 
         try:
-            link.request("clock", {"ms": int(time.time() * 1000)}, timeout=self.reply)
-        except BoardError:
-            pass  # an older firmware without a clock: headers just lack "started"
+            self._ask(link, "clock", {"ms": int(time.time() * 1000)})
+        except (BoardError, NoReply):
+            pass  # an older firmware without a clock (or a noisy line): no "started" then
 
     # -- resync ------------------------------------------------------------------------------
     def _sync(self, link):
@@ -904,7 +909,7 @@ class Follower:
             self._report_game(gid)
         if not touched:
             self.say("up to date at seq %d" % self.archive.last_seq(self.board_id))
-        now = link.request("state", timeout=self.reply)
+        now = self._optional(link, "state")
         snap = []
         if type(now.get("last_seq")) is int and type(now.get("state")) is dict:
             snap = [{"seq": now["last_seq"], "state": now["state"]}]
@@ -915,67 +920,147 @@ class Follower:
         self._ack(link)
         self._sign(link)
 
+    def _optional(self, link, cmd):
+        """A request whose answer only adds to the archive (a state snapshot): on a noisy line
+        a long reply may not get through whole; then it is done without ({})."""
+        from chalk.link import NoReply
+
+        try:
+            return link.request(cmd, timeout=min(self.reply, 1.0),
+                                retries=max(2, int(min(self.reply, 1.0) / _RESEND)))
+        except NoReply:
+            return {}
+
     def _sign(self, link):
         """Ask the board to sign its chain head as it is now, and keep it (verify then covers
         every record held, not only finished games)."""
-        from chalk.link import BoardError
+        from chalk.link import BoardError, NoReply
 
         held = self.archive.last_seq(self.board_id)
         if self._signed_at == held:
             return
         try:
-            res = link.request("sign", timeout=self.reply)
+            res = self._ask(link, "sign")
         except BoardError:
             return  # older firmware: only what the end records carry is signed
+        except NoReply:
+            return  # a noisy line: asked again at the next quiet moment
         self.archive.set_head(self.board_id, res)
         if res.get("seq") == held:
             self._signed_at = held
 
+    def _retries(self):
+        return max(2, int(self.reply / _RESEND))
+
+    def _ask(self, link, cmd, args=None, progress=(), until=None):
+        """A request, resent often within the reply time: on a noisy line each try is a new
+        chance for the command and its reply to get through whole (the board answers a
+        repeat of a state-changing command from its last reply, never twice)."""
+        return link.request(cmd, args, timeout=self.reply, retries=self._retries(),
+                            progress=progress, until=until)
+
+    def _flush(self, touched, gone=()):
+        """Store the records held back that now follow on from the last seq held (`gone`:
+        seqs the board no longer has, stepped over as a gap); returns the last seq held."""
+        held = self.archive.last_seq(self.board_id)
+        run = []
+        s = held + 1
+        while s in self._buffer or (s in gone and any(t > s for t in self._buffer)):
+            if s in self._buffer:
+                run.append(self._buffer.pop(s))
+            s += 1
+        if run:
+            prev = held
+            for r in run:
+                if r["seq"] != prev + 1:
+                    self.counts["gaps"] += 1
+                    self.say("seqs %d..%d are no longer on the board (rotated out, or lost "
+                             "to damage): the archive has a gap there" % (prev + 1,
+                                                                        r["seq"] - 1))
+                prev = r["seq"]
+            res = self.archive.ingest(self.board_id, run, resync=True)
+            self._took(res, touched)
+            held = res.last
+        for s in [s for s in self._buffer if s <= held]:
+            del self._buffer[s]  # stored meanwhile (a record is stored once, by its seq)
+        return held
+
     def _catch_up(self, link, touched):
-        """Ask for the records after the last seq held until none is missing. The records that
-        arrived in order are stored after each round, so a noisy line still makes progress
-        (every round keeps what came through). Returns the other frames met on the way."""
+        """Fetch every record after the last seq held. Records are exactly-once by seq, so
+        every good one that arrives is kept, whatever its order (self._buffer), and stored as
+        soon as it follows on from what is held. While records are missing below one already
+        here, a round asks the board for exactly those (journal "want", a bitmap of seqs);
+        otherwise for everything after the last seq held; until a whole stream to the board's
+        end has come. A round with no reply is asked again after a growing pause; several in a
+        row end the connection (run() starts it again, without end; the records kept so far
+        stay kept). Returns the other frames met on the way."""
+        from chalk.link import BoardError, NoReply
+
         others = []
-        stalls = 0
-        while True:
-            held = self.archive.last_seq(self.board_id)
-            result = link.request("journal", {"after": held}, timeout=max(self.reply, 5.0),
-                                  progress=("rec",))
-            recs = {}
+        silent = 0
+        pause = _RESEND
+        while not self._stopped():
+            held = self._flush(touched)
+            later = [s for s in self._buffer if s > held]
+            args = {"after": held}
+            wanted = []
+            if later and self._want_ok:
+                top = min(max(later), held + _WANT_BITS)
+                wanted = [s for s in range(held + 1, top) if s not in self._buffer]
+                args["want"] = "%x" % sum(1 << (s - held - 1) for s in wanted)
+            result = None
+            until = _all_here(wanted, self._buffer) if wanted else None
+            frames_before = link.stats()["frames"]
+            try:
+                if wanted:
+                    # Short rounds: what came meanwhile is not asked for again in the next.
+                    result = link.request("journal", args, timeout=_WANT_ROUND, retries=2,
+                                          progress=("rec",), until=until)
+                else:
+                    result = self._ask(link, "journal", args, progress=("rec",))
+            except BoardError as e:
+                if e.reason != "args" or "want" not in args:
+                    raise
+                self._want_ok = False  # older firmware: the whole rest, every round
+                continue
+            except NoReply:
+                if link.stats()["frames"] == frames_before:
+                    silent += 1  # not a frame: the board may be gone
+                    if silent >= 6:
+                        raise
+                else:
+                    silent = 0
             for f in _drain(link):
                 seq = f.payload.get("seq") if f.type == "rec" else None
-                if type(seq) is int and held < seq <= result.get("last", held):
-                    recs[seq] = f.payload
-                else:
+                if type(seq) is int and seq > held and _check(f.payload) is None:
+                    self._buffer.setdefault(seq, f.payload)
+                elif type(seq) is not int:
                     others.append(f)
-            count = result.get("count", 0)
-            seqs = sorted(recs)
-            if len(seqs) >= count:
-                # The whole stream: a hole in it is a seq the board no longer has.
-                res = self.archive.ingest(self.board_id, [recs[s] for s in seqs], resync=True)
-                prev = held
-                for s in seqs:
-                    if s != prev + 1:
-                        self.counts["gaps"] += 1
-                        self.say("seqs %d..%d are no longer on the board (rotated out, or lost "
-                                 "to damage): the archive has a gap there" % (prev + 1, s - 1))
-                    prev = s
-                self._took(res, touched)
+            if result is None:
+                if wanted and any(s in self._buffer for s in wanted):
+                    pause = _RESEND
+                    continue  # some (or all) of it came: ask for what is still missing
+                self._sleep(pause)
+                pause = min(pause * 2, 2.0)
+                continue
+            silent = 0
+            pause = _RESEND
+            last, count = result.get("last", held), result.get("count", 0)
+            if wanted:
+                got = [s for s in wanted if s in self._buffer]
+                if len(got) >= count:
+                    # All it sent came: a wanted seq it did not send is no longer on the board.
+                    self._flush(touched, gone=set(wanted) - set(got))
+                continue
+            got = [s for s in self._buffer if held < s <= last]
+            if len(got) < count:
+                continue  # frames lost on the way: the next round asks for what is missing
+            # The whole stream came: a seq in it that did not is one the board no longer has
+            # (rotated out, or lost to damage), stored as a gap.
+            self._flush(touched, gone=set(range(held + 1, last + 1)) - set(got))
+            if not [s for s in self._buffer if s > last]:
                 return others
-            prefix = []
-            for s in seqs:
-                if s != held + 1 + len(prefix):
-                    break
-                prefix.append(recs[s])
-            if prefix:
-                self._took(self.archive.ingest(self.board_id, prefix), touched)
-                stalls = 0
-            else:
-                stalls += 1
-                if stalls >= 4:
-                    raise ChalkError("the journal from the board on %s kept losing frames"
-                                     % link.port, "check the USB cable; records already "
-                                     "archived are kept")
+        return others
 
     def _took(self, res, touched):
         self._count(res)
@@ -990,7 +1075,7 @@ class Follower:
         if seq is None:
             return
         try:
-            res = link.request("ack", {"seq": seq}, timeout=self.reply)
+            res = self._ask(link, "ack", {"seq": seq})
         except BoardError as e:
             self.say("the board refused the ack of seq %d: %s" % (seq, e.message))
             return
@@ -1031,8 +1116,11 @@ class Follower:
 
     # -- live --------------------------------------------------------------------------------
     def _live(self, link):
+        from chalk.link import NoReply
+
         base = link.stats()
         quiet = time.monotonic()
+        unanswered = 0
         while not self._stopped():
             f = link.poll(0.2)
             st = link.stats()
@@ -1043,8 +1131,18 @@ class Follower:
                     # was signed at the last seq held already).
                     self._sign(link)
                 if not need and time.monotonic() - quiet >= self.idle:
-                    # Silence: is the board still there, and did we miss anything?
-                    info = link.hello(self.reply)
+                    # Silence: is the board still there, and did we miss anything? On a noisy
+                    # line the reply may not come whole: only several silences in a row end
+                    # the connection (and run() starts it again).
+                    try:
+                        info = link.hello(self.reply, self._retries())
+                    except NoReply:
+                        unanswered += 1
+                        if unanswered >= 3:
+                            raise
+                        quiet = time.monotonic()
+                        continue
+                    unanswered = 0
                     if info.get("device") != self.device:
                         raise ChalkError("the board on %s changed" % link.port)
                     held = self.archive.last_seq(self.board_id)
@@ -1052,7 +1150,7 @@ class Follower:
                     need = (info.get("last_seq") or 0) > held
                     if not need and held and not self.archive.has_state(self.board_id, held):
                         # The state frame of the last action was lost on the wire: ask.
-                        now = link.request("state", timeout=self.reply)
+                        now = self._optional(link, "state")
                         if now.get("last_seq") == held and type(now.get("state")) is dict:
                             self.archive.add_states(self.board_id,
                                                     [{"seq": held, "state": now["state"]}])
@@ -1070,9 +1168,13 @@ class Follower:
             rec = f.payload
             res = self.archive.ingest(self.board_id, [rec])
             if res.gap is not None:
+                # Ahead of a record lost on the way: kept, stored once the ones before it are.
+                self._buffer.setdefault(rec["seq"], rec)
                 return True
             self._count(res)
             self._report(res, rec)
+            if self._buffer:
+                self._flush([])
             if _kind(rec) == "H" and not syncing:
                 self._ack(link)
             return False
@@ -1091,12 +1193,28 @@ class Follower:
             # Its last_seq is the journal at that boot, which may be older than records already
             # held (a boot frame still queued behind our hello): check the journal as it is now.
             self.say("the board restarted (journal at seq %s)" % f.payload.get("last_seq"))
-            self._check_journal(link.hello(self.reply), self.archive.last_seq(self.board_id),
-                                link.port)
+            self._check_journal(link.hello(self.reply, self._retries()),
+                                self.archive.last_seq(self.board_id), link.port)
             return True
         if f.type == "warn":
             self.say("board warns: %s" % _dumps(f.payload))
         return False
+
+
+_RESEND = 0.4  # seconds between resends of a request to the board
+_WANT_BITS = 256  # the most records one journal round may ask for by seq
+_WANT_ROUND = 0.45  # seconds of a round asking for missing records (sent 3 times in it)
+
+
+def _all_here(wanted, buffer):
+    """A request's `until`: every record asked for is here (queued or held back), so the
+    reply (its count) is not needed."""
+    wanted = set(wanted)
+
+    def until(queue):
+        here = {f.payload.get("seq") for f in queue if f.type == "rec"}
+        return all(s in here or s in buffer for s in wanted)
+    return until
 
 
 def _drain(link):

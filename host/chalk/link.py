@@ -51,6 +51,10 @@ class BoardError(ChalkError):
         self.payload = payload or {}
 
 
+class NoReply(ChalkError):
+    """A command got no reply (after its resends): a noisy line or a board that is not there."""
+
+
 # -- finding a port --------------------------------------------------------------------------
 
 def bridge_of(vid, pid):
@@ -297,18 +301,22 @@ class BoardLink:
         self._next_id = frames.next_n(cid) or 1
         return cid
 
-    def request(self, cmd, args=None, timeout=5.0, retries=2, progress=()):
+    def request(self, cmd, args=None, timeout=5.0, retries=2, progress=(), until=None):
         """Send a command and return the result dict of its `ok` reply.
 
         Without a reply the same frame (same id) is sent again `retries` times, spread over
         `timeout` seconds: the board answers a repeat of a state-changing command from its last
         reply instead of carrying it out twice. Frames of a type in `progress` arriving
-        meanwhile push the deadline on (a long journal stream). An `err` reply raises
-        BoardError with the board's message; no reply at all raises ChalkError."""
-        reply = self._exchange(cmd, args, timeout, retries, progress)
+        meanwhile push the deadline on (a long journal stream). `until(queue)`: a test of the
+        frames queued that makes the reply unneeded (what was asked for has come); then None
+        is returned without waiting for it. An `err` reply raises BoardError with the board's
+        message; no reply at all raises NoReply."""
+        reply = self._exchange(cmd, args, timeout, retries, progress, until)
+        if reply is None:
+            return None
         return reply.payload.get("result") or {}
 
-    def _exchange(self, cmd, args, timeout, retries, progress):
+    def _exchange(self, cmd, args, timeout, retries, progress, until=None):
         cid = self._new_id()
         data = frames.encode(cid, cmd, args or {}).encode()
         if self._fresh:
@@ -333,6 +341,8 @@ class BoardLink:
                     deadline = max(deadline, resend)
                 if self._reply is not None:
                     break
+                if until is not None and until(self._queue):
+                    return None
                 if now >= deadline:
                     raise self._no_reply(cmd)
                 if now >= resend:
@@ -356,8 +366,8 @@ class BoardLink:
                         "(last line: %r); %s" % (last[:60], _DEPLOY))
             else:
                 hint = "the board printed %r; %s" % (last[:60], _DEPLOY)
-        return ChalkError("no reply from the board on %s: is the Chalk firmware running?"
-                          % self.port, hint)
+        return NoReply("no reply from the board on %s: is the Chalk firmware running?"
+                       % self.port, hint)
 
     def _refused(self, cmd, payload):
         code = payload.get("code")
@@ -375,9 +385,10 @@ class BoardLink:
         return BoardError("the board refused %s: %s" % (cmd, message), hints.get(code), code,
                           payload)
 
-    def hello(self, timeout=5.0):
-        """Ask the board who it is; checks its protocol version. Returns the hello result."""
-        info = self.request("hello", timeout=timeout)
+    def hello(self, timeout=5.0, retries=2):
+        """Ask the board who it is; checks its protocol version. Returns the hello result.
+        `retries`: resends of the same request within `timeout` (more for a noisy line)."""
+        info = self.request("hello", timeout=timeout, retries=retries)
         if info.get("protocol") != frames.VERSION:
             v = info.get("protocol")
             raise version_error(v if type(v) is int else 0, self.port)

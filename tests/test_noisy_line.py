@@ -1,0 +1,162 @@
+"""The archive makes progress on a noisy line: with 1 % of the bytes corrupted both ways from the
+first byte to the last, `chalk archive` keeps every good record whatever order it comes in, asks
+the board only for the missing ones, never gives up, and ends with exactly the board's journal:
+no gap, no duplicate. Waits for events (the archive reaching the board's last seq), not time."""
+
+import random
+import time
+
+import pytest
+
+from chalk.archive import Archive, Follower
+from tests.mpy import micropython_path
+from tests.test_archive import (
+    Following,
+    Play,
+    archive_last_seq,
+    board_config,
+    check_archive,
+    flash_last_seq,
+)
+
+live = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")
+
+
+def corrupter(rate, seed):
+    """Flip one bit in each byte hit, at `rate` per byte, both ways (never making a control
+    byte the board's REPL would act on: the low bit of a byte >= 0x20 keeps it >= 0x20)."""
+    rng = random.Random(seed)
+    hits = {"to_host": 0, "to_board": 0}
+
+    def corrupt(data, direction):
+        b = bytearray(data)
+        for i in range(len(b)):
+            if rng.random() < rate and b[i] >= 0x20:
+                b[i] ^= 0x01
+                hits[direction] += 1
+        return bytes(b)
+
+    corrupt.hits = hits
+    return corrupt
+
+
+def long_play(seed, shots):
+    """A five-pins match of many quick shots (none reaching the target), as a sensor trace."""
+    p = Play(seed)
+    p.confirm()  # break
+    for _ in range(shots):
+        p.confirm()  # a shot with nothing down: no score, the turn passes
+    return p
+
+
+class Wire:
+    """A simulated board playing `play`, its wire corrupted from the start."""
+
+    def __init__(self, tmp_path, play, rate, seed=11):
+        from chalk.sim import Sim
+
+        self.play = play
+        self.flash = tmp_path / "flash"
+        self.db = tmp_path / "a.db"
+        self.noise = corrupter(rate, seed)
+        self.sim = Sim(board_config(tmp_path), flash=self.flash,
+                       trace=play.write(tmp_path / "trace.jsonl"))
+        self.sim.corrupt = self.noise
+        self.port = self.sim.start()
+
+    def close(self):
+        self.sim.stop()
+
+
+def wait_for(cond, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting for %s" % what())
+
+
+@live
+def test_one_percent_noise_the_archive_keeps_up_and_ends_exact(tmp_path):
+    play = long_play(seed=21, shots=60)
+    w = Wire(tmp_path, play, rate=0.01)
+    ctl = None
+    try:
+        ctl = Following(w.db, w.port, idle=0.5, reply=1.0)
+        final = play.seq  # the board's last seq once the trace has played
+
+        def where():
+            return "archive at seq %d, board at %d, trace done at %d\n%s" % (
+                archive_last_seq(w.db), flash_last_seq(w.flash), final, ctl.text())
+
+        # Noise on all the while: the archive still reaches the board's last record.
+        wait_for(lambda: flash_last_seq(w.flash) == final and archive_last_seq(w.db) == final,
+                 play.seconds + 120, where)
+        hits = dict(w.noise.hits)
+        ctl.close()
+    finally:
+        if ctl is not None and ctl.thread.is_alive():
+            ctl.stop.set()
+            ctl.thread.join(timeout=5)
+        w.close()
+    assert hits["to_host"] > 100 and hits["to_board"] > 5, hits
+    # No gap, no duplicate, every record the board's (states only where they got through).
+    check_archive(w.db, w.flash, play.games, play.game.state(), ctl.text(),
+                  every_game_states=False)
+    assert ctl.counts["gaps"] == 0 and ctl.counts["records"] == final
+
+
+class FakeLink:
+    """A board's journal behind a link that loses a chosen set of rec frames once each (and
+    never has the seqs in `gone`): to see what the follow loop asks for."""
+
+    def __init__(self, recs, lose):
+        self.recs = recs
+        self.lose = set(lose)
+        self.asked = []
+        self.queue = []
+        self.port = "fake"
+
+    def request(self, cmd, args=None, timeout=1.0, retries=2, progress=(), until=None):
+        from chalk.link import Frame
+
+        if cmd == "journal":
+            self.asked.append(dict(args))
+            after, want = args["after"], int(args.get("want", "0"), 16)
+            sent = [r for r in self.recs if r["seq"] > after]
+            if want:
+                sent = [r for r in sent if want >> (r["seq"] - after - 1) & 1]
+            for r in sent:
+                if r["seq"] in self.lose:
+                    self.lose.discard(r["seq"])  # lost this time, through the next
+                else:
+                    self.queue.append(Frame(0, "rec", r))
+            return {"last": sent[-1]["seq"] if sent else after, "count": len(sent)}
+        raise AssertionError(cmd)
+
+    def poll(self, timeout=0):
+        return self.queue.pop(0) if self.queue else None
+
+
+def test_catch_up_keeps_every_good_record_and_asks_only_for_the_missing(tmp_path):
+    from chalk.archive import board_records
+    from chalk.randomgame import random_match
+
+    head, actions = random_match("five-pins", seed=2, config={"target": 400}, max_actions=40)
+    recs, _states = board_records(dict(head, game_no=1), actions)
+    lost = {3, 4, 10, 17, 18, 19, 30}
+    link = FakeLink(recs, lost)
+    with Archive(tmp_path / "a.db", create=True) as a:
+        f = Follower(a, say=None)
+        f.board_id = a.board({"device": "sim-1", "board": "five-pins", "game": "five-pins"})
+        touched = []
+        f._catch_up(link, touched)
+        assert a.last_seq(f.board_id) == len(recs)
+        assert [s for _g, rows in [(1, a.actions(1))] for s, _t, _l in rows] == list(
+            range(2, len(recs) + 1))
+    # The first round asks for everything; the next only for the seqs that are missing (bit
+    # i of "want": seq after + 1 + i); the last for anything after the last seq held.
+    want = sum(1 << (s - 3) for s in lost)
+    assert link.asked == [{"after": 0}, {"after": 2, "want": "%x" % want},
+                          {"after": len(recs)}]
