@@ -13,7 +13,7 @@ from array import array
 
 from . import chain, sense
 from .display import Display, screen
-from .journal import Journal, JournalError
+from .journal import JournalError
 from .referee import referee_for
 from .rules import ConfigError, RuleError, rules_for
 
@@ -62,7 +62,7 @@ class App:
             self._peg_last = None
         self._ev = array("i", [0, 0, 0, 0])
         self._long = 0  # buttons held past long_ms, acted on at release
-        self.journal = journal or chain.chained(Journal)(board.storage.root)
+        self.journal = journal or chain.ChainedJournal(board.storage.root)
         self.display = Display(board.display)
         self.referee = referee_for(self.game_id)(self)
         self.game = None

@@ -22,6 +22,8 @@
 import binascii
 import hashlib
 
+from .journal import _END, Journal
+
 ZERO = b"\x00" * 32
 _CHAIN_KEYS = ("link", "sig", "head", "kid")  # never hashed: they are the chain
 _MAX_DEPTH = 8
@@ -210,43 +212,40 @@ class Chain:
         return self.link
 
 
-def chained(journal_cls):
-    """A journal class that keeps the chain of its newest game's records (docs/journal.md)."""
+class ChainedJournal(Journal):
+    """A journal that keeps the chain of its newest game's records (docs/journal.md)."""
 
-    class Chained(journal_cls):
-        def __init__(self, root):
-            journal_cls.__init__(self, root)
-            self.chain = Chain()
+    def __init__(self, root):
+        Journal.__init__(self, root)
+        self.chain = Chain()
 
-        def boot(self, on_action=None):
-            r = journal_cls.boot(self, on_action)
-            # The chain of the game in progress, rebuilt from its good records (a torn tail
-            # was cut off by the boot: the chain goes on from the last whole record). A second
-            # pass over the file, streamed like the first: the exact seqs, whatever they are.
-            self.chain.reset()
-            if r.game_no is not None:
-                from .journal import _END
+    def boot(self, on_action=None):
+        r = Journal.boot(self, on_action)
+        # The chain of the game in progress, rebuilt from its good records (a torn tail was
+        # cut off by the boot: the chain goes on from the last whole record). A second pass
+        # over the file, streamed like the first: the exact seqs, whatever they are.
+        self.chain.reset()
+        if r.game_no is not None:
+            b = self._row(r.game_no)
+            for seq, kind, payload in self._records(r.game_no, self._t[b + _END]):
+                self.chain.add(seq, kind, payload)
+        return r
 
-                b = self._row(r.game_no)
-                for seq, kind, payload in self._records(r.game_no, self._t[b + _END]):
-                    self.chain.add(seq, kind, payload)
-            return r
+    open = boot
 
-        def new_game(self, header):
-            no, seq = journal_cls.new_game(self, header)
-            payload = dict(header)
-            payload["game_no"] = no
-            self.chain.reset()
-            self.chain.add(seq, "H", payload)
-            return no, seq
+    def new_game(self, header):
+        no, seq = Journal.new_game(self, header)
+        payload = dict(header)
+        payload["game_no"] = no
+        self.chain.reset()
+        self.chain.add(seq, "H", payload)
+        return no, seq
 
-        def _write(self, kind, payload):
-            seq = journal_cls._write(self, kind, payload)
-            self.chain.add(seq, kind, payload)
-            return seq
+    def _write(self, kind, payload):
+        seq = Journal._write(self, kind, payload)
+        self.chain.add(seq, kind, payload)
+        return seq
 
-        def end_link(self, payload):
-            """The link the end record `payload` would make (to sign it before writing)."""
-            return step(self.chain.link, record(self.stats()["last_seq"] + 1, "E", payload))
-
-    return Chained
+    def end_link(self, payload):
+        """The link the end record `payload` would make (to sign it before writing)."""
+        return step(self.chain.link, record(self.stats()["last_seq"] + 1, "E", payload))
