@@ -165,6 +165,44 @@ def resync_time(game, head, actions, tmp):
     return once, stream, nbytes
 
 
+NOISE = 0.01  # bytes corrupted on the noisy line, both ways
+NOISY_SHOTS = 150  # a five-pins board playing about 5.4 actions a second, about 28 s
+LAG_GOAL = 50
+
+
+def noisy_line(tmp, seed=21):
+    """A simulated board playing NOISY_SHOTS quick shots while `chalk archive` follows it over
+    a wire that corrupts NOISE of the bytes both ways from the first byte: how far the archive
+    stays behind the board (sampled every 0.2 s) and when it holds the last record."""
+    from tests.test_archive import Following, archive_last_seq, flash_last_seq
+    from tests.test_noisy_line import Wire, long_play
+
+    d = Path(tmp) / ("noisy%d" % seed)
+    d.mkdir()
+    play = long_play(seed=seed, shots=NOISY_SHOTS)
+    w = Wire(d, play, rate=NOISE, seed=seed)
+    ctl = Following(w.db, w.port, idle=0.5, reply=3.0)
+    try:
+        t0 = time.monotonic()
+        lags = []
+        while True:
+            b, a = flash_last_seq(w.flash), archive_last_seq(w.db)
+            t = time.monotonic() - t0
+            lags.append((t, b - a))
+            if b == play.seq == a or t > play.seconds + 120:
+                break
+            time.sleep(0.2)
+        ctl.close()
+    finally:
+        if ctl.thread.is_alive():
+            ctl.stop.set()
+            ctl.thread.join(timeout=5)
+        w.close()
+    during = [lag for t, lag in lags if t <= play.seconds]
+    return (play.seq, play.seconds, max(during), sum(during) / len(during),
+            lags[-1][0] - play.seconds, lags[-1][1])
+
+
 def main():
     print("Archive benchmarks (figures vary with load)")
     print()
@@ -197,6 +235,17 @@ def main():
         print("  stream: the `journal` command alone, measured; computed: its measured bytes "
               "at %d baud 8N1;" % BAUD)
         print("  archive --once: hello, clock, journal, state and the SQLite batch, measured.")
+        print()
+        print("a noisy line: %g %% of bytes corrupted both ways, chalk archive following a "
+              "board live" % (NOISE * 100))
+        print("%-8s %8s %8s %12s %12s %16s %10s" % ("seed", "records", "play s", "max lag",
+                                                    "mean lag", "caught up +s", "missing"))
+        for seed in (21, 22):
+            n, secs, worst, mean, after, missing = noisy_line(tmp, seed)
+            print("%-8d %8d %8.1f %12d %12.1f %16.1f %10d" % (seed, n, secs, worst, mean,
+                                                              after, missing))
+        print("  lag: records the board has journaled that the archive does not hold yet, "
+              "sampled every 0.2 s during play (goal: at most %d)" % LAG_GOAL)
 
 
 if __name__ == "__main__":

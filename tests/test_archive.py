@@ -627,7 +627,9 @@ def test_live_cable_cut_and_restored(tmp_path):
     def disturb(lv):
         time.sleep(1.5)
         lv.sim.cut = True  # unplugged: bytes lost both ways while the game goes on
-        time.sleep(1.5)
+        # Long enough for three idle hellos in a row to go unanswered (a shorter silence is
+        # taken for a noisy line, and the connection kept).
+        time.sleep(5.0)
         lv.sim.cut = False
 
     lv, hello, state, log = run_live(tmp_path, play, disturb)

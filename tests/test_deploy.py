@@ -36,7 +36,7 @@ def empty_board(tmp_path):
 
 def expected_files():
     mods = [rel.with_suffix(".mpy").as_posix() for rel in build.sources()]
-    return ["lib/" + m for m in mods] + ["board.json", "main.py"]
+    return ["lib/" + m for m in mods] + ["board.json", "board.key", "main.py"]
 
 
 def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
@@ -58,6 +58,15 @@ def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
     assert (sim.flash / "board.json").read_bytes() == (
         ROOT / "firmware" / "boards" / "five-pins.json").read_bytes()
     assert sim.boots == 2  # the reset: the micropython process ended and booted again
+    # The board got a signing key, kept in the key store under its device id (never read back
+    # from the board: the store is the only other copy).
+    from chalk.keys import KeyStore
+    from scoreboard import chain
+
+    key = chain.unhex((sim.flash / "board.key").read_text().strip())
+    device = (sim.flash / "device_id").read_text().strip()
+    assert KeyStore().find(chain.key_id(key))["device"] == device
+    assert "signing key %s kept for %s" % (chain.key_id(key), device) in out
     # ... and it plays: a shared scenario passes over the link.
     code, out, err = chalk(capsys, "test", SCENARIO, "--port", sim.port)
     assert code == 0, out + err
@@ -71,7 +80,8 @@ def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
     stale.write_text("raise ImportError('stale')\n")
     code, out, err = chalk(capsys, "deploy", "--port", sim.port, "--arch", "none")
     assert code == 0, out + err
-    assert out.count("(unchanged)") == len(files) - 1  # all but board.json, not sent this time
+    # All but board.json (not sent this time) and board.key (a new key each deploy).
+    assert out.count("(unchanged)") == len(files) - 2
     assert not stale.exists()
     with link.connect(sim.port) as board:
         assert board.request("state")["game_no"] == game_no

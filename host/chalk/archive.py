@@ -792,6 +792,7 @@ class Follower:
         # records before them are, kept across reconnections to the same board.
         self._buffer = {}
         self._want_ok = True  # the board takes journal's "want" (older firmware does not)
+        self._quiet_said = False  # "no reply ...; retrying" said, and not taken back yet
         self._last_error = None
         self._up = False  # this connection got as far as a hello
 
@@ -949,6 +950,17 @@ class Follower:
         if res.get("seq") == held:
             self._signed_at = held
 
+    def _silent(self, link, e):
+        """The board did not answer (a cut cable, or a line too noisy for a while): said once."""
+        if not self._quiet_said:
+            self._quiet_said = True
+            self.say("%s; retrying" % e.message)
+
+    def _heard(self, link):
+        if self._quiet_said:
+            self._quiet_said = False
+            self.say("the board on %s answers again" % link.port)
+
     def _retries(self):
         return max(2, int(self.reply / _RESEND))
 
@@ -1023,9 +1035,10 @@ class Follower:
                     raise
                 self._want_ok = False  # older firmware: the whole rest, every round
                 continue
-            except NoReply:
+            except NoReply as e:
                 if link.stats()["frames"] == frames_before:
                     silent += 1  # not a frame: the board may be gone
+                    self._silent(link, e)
                     if silent >= 6:
                         raise
                 else:
@@ -1036,6 +1049,8 @@ class Follower:
                     self._buffer.setdefault(seq, f.payload)
                 elif type(seq) is not int:
                     others.append(f)
+            if link.stats()["frames"] != frames_before:
+                self._heard(link)
             if result is None:
                 if wanted and any(s in self._buffer for s in wanted):
                     pause = _RESEND
@@ -1126,9 +1141,9 @@ class Follower:
             st = link.stats()
             need = st["lost"] > base["lost"] or st["restarts"] > base["restarts"]
             if f is None:
-                if not need:
-                    # A quiet moment: have the board sign what is held (a no-op when its head
-                    # was signed at the last seq held already).
+                if not need and time.monotonic() - quiet < self.idle:
+                    # A quiet moment after the board spoke: have it sign what is held (a no-op
+                    # when its head was signed at the last seq held already).
                     self._sign(link)
                 if not need and time.monotonic() - quiet >= self.idle:
                     # Silence: is the board still there, and did we miss anything? On a noisy
@@ -1136,7 +1151,8 @@ class Follower:
                     # the connection (and run() starts it again).
                     try:
                         info = link.hello(self.reply, self._retries())
-                    except NoReply:
+                    except NoReply as e:
+                        self._silent(link, e)
                         unanswered += 1
                         if unanswered >= 3:
                             raise
@@ -1157,6 +1173,7 @@ class Follower:
                     quiet = time.monotonic()
             else:
                 quiet = time.monotonic()
+                self._heard(link)
                 need = self._frame(link, f) or need
             if need:
                 self._sync(link)
