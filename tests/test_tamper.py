@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -13,6 +14,7 @@ from chalk import verify
 from chalk.archive import Archive, board_records, sign_records
 from chalk.keys import KeyStore
 from chalk.randomgame import random_match
+from tests.mpy import micropython_path
 
 KEY = bytes(range(7, 39))
 DEVICE = "esp32-00aa11bb22cc"
@@ -491,3 +493,72 @@ def test_log_without_signature_or_key(exported, keys, tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     r = chalk("verify", tmp_path / "missing.jsonl", "--keys", keys)
     assert r.returncode == 2 and "no match log" in r.stderr
+
+
+# -- a real (simulated) board, signing with its own key -----------------------------------------
+
+@pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")
+def test_a_board_archive_live_and_by_resync_detects_every_edit(tmp_path, monkeypatch):
+    """The board signs with the key `chalk sim` gave it: archived live (following it) and by
+    resync (`chalk archive --once` afterwards), both verify, and every edit of the list is
+    caught in each; an exported log verifies on its own."""
+    import shutil
+
+    from chalk.archive import Follower
+    from chalk.sim import Sim
+    from tests.test_archive import (
+        Following,
+        archive_last_seq,
+        board_config,
+        flash_last_seq,
+        standard_play,
+    )
+
+    # The live archiver acknowledges nothing here, so the board still has both games for the
+    # resync-filled archive afterwards.
+    monkeypatch.setattr(Follower, "_ack", lambda self, link: None)
+    keys = tmp_path / "keys.json"
+    play = standard_play(seed=6)
+    sim = Sim(board_config(tmp_path), flash=tmp_path / "flash",
+              trace=play.write(tmp_path / "trace.jsonl"), keys=keys)
+    port = sim.start()
+    live_db, resync_db = tmp_path / "live.db", tmp_path / "resync.db"
+    try:
+        ctl = Following(live_db, port)
+        wait = play.seconds + 60
+
+        def caught_up():
+            return flash_last_seq(tmp_path / "flash") == play.seq == archive_last_seq(live_db)
+        deadline = time.monotonic() + wait
+        while not caught_up():  # an event, polled; the deadline only bounds a failure
+            assert time.monotonic() < deadline, ctl.text()
+            time.sleep(0.1)
+        ctl.close()  # stopped: the port is free for the resync
+        r = chalk("archive", "--once", "--port", port, "--db", resync_db)
+        assert r.returncode == 0, r.stderr
+    finally:
+        sim.stop()
+    for db in (live_db, resync_db):
+        r = chalk("verify", "--db", db, "--keys", keys)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.count("chain signed (key ") == 2, r.stdout
+    out = export(live_db, tmp_path, 1)
+    r = chalk("verify", out, "--keys", keys)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for name, edit in sorted(ARCHIVE_EDITS.items()):
+        for db in (live_db, resync_db):
+            copy = tmp_path / "edited.db"
+            for suffix in ("", "-wal", "-shm"):
+                src = db.with_name(db.name + suffix)
+                dst = copy.with_name(copy.name + suffix)
+                if dst.exists():
+                    dst.unlink()
+                if src.exists():
+                    shutil.copy(src, dst)
+            edit(copy)
+            with Archive(copy) as a:
+                results = verify.verify(a, None, KeyStore(keys))
+            problems = [p for r in results for p in r.problems]
+            diffs = [d for r in results for d in r.differences]
+            assert verify.exit_code(problems, diffs) == verify.EXIT_BROKEN, (
+                name, db.name, "\n".join(verify.report(results)))
