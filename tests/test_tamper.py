@@ -562,3 +562,18 @@ def test_a_board_archive_live_and_by_resync_detects_every_edit(tmp_path, monkeyp
             diffs = [d for r in results for d in r.differences]
             assert verify.exit_code(problems, diffs) == verify.EXIT_BROKEN, (
                 name, db.name, "\n".join(verify.report(results)))
+
+
+def test_a_v1_archive_is_upgraded_with_its_links(tmp_path, keys):
+    db = fill(tmp_path / "old.db", live=True)
+    # What a chalk before chains left: no links, no heads, schema version 1.
+    sql(db, "DROP TABLE links", "DROP TABLE heads", "PRAGMA user_version = 1")
+    with Archive(db) as a:
+        assert a.db.execute("PRAGMA user_version").fetchone()[0] == 2
+        results = verify.verify(a, None, KeyStore(keys))
+    # Every record chained and holding; the end record carried its signature all along, the
+    # game under way was signed only by `sign` replies, which a v1 archive did not keep.
+    assert [r.signer for r in results] == [verify.chain.key_id(KEY), None]
+    assert all(p.kind != "link" for r in results for p in r.problems)
+    r = chalk("verify", "--db", db, "--keys", keys)
+    assert r.returncode == verify.EXIT_UNSIGNED, r.stdout + r.stderr
