@@ -10,6 +10,8 @@ OUT = Path(__file__).resolve().parent.parent / "host" / "chalk" / "samples"
 SAMPLES = {
     "shove-hapenny": dict(seed=11, accuracy=0.55, players=["Ann", "Bob"]),
     "five-pins": dict(seed=5, accuracy=0.5, players=["Dasha", "Ivan"]),
+    "seven-pins": dict(seed=7, accuracy=0.5, players=["Misha", "Oleg"]),
+    "novuss": dict(seed=3, accuracy=0.5, players=["Liga", "Janis"]),
 }
 
 for game, kw in SAMPLES.items():

@@ -181,7 +181,8 @@ def test_sp15_break_first_once_and_undoable():
     (shot(0, pocketed=3), "SP-10"), (shot(0, pocketed=-1), "SP-10"),
     (shot(0, pocketed=1.0), "SP-10"), (shot(0, carom=2), "SP-11"), (shot(0, carom=True), "SP-11"),
     (shot(0, called=-1), "SP-11"), (shot(0, fouls=["pin"]), "SP-4"),
-    (shot(0, fouls=["miss", "miss"]), "SP-4"), ({"a": "shot", "player": 0, "fouls": "miss"}, "SP-4"),
+    (shot(0, fouls=["miss", "miss"]), "SP-4"),
+    ({"a": "shot", "player": 0, "fouls": "miss"}, "SP-4"),
 ])
 def test_malformed_shots_refused_with_their_rule(action, rule):
     e = refused(game(), action, rule)
