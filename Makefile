@@ -21,6 +21,12 @@ demo: setup
 	@echo
 	$(BIN)/chalk sim --virtual --sheet --board five-pins \
 		--trace host/chalk/samples/traces/five-pins.jsonl
+	@echo
+	$(BIN)/chalk sim --virtual --sheet --board seven-pins \
+		--trace host/chalk/samples/traces/seven-pins.jsonl
+	@echo
+	$(BIN)/chalk sim --virtual --sheet --board novuss \
+		--trace host/chalk/samples/traces/novuss.jsonl
 
 lint: setup
 	$(BIN)/ruff check firmware host tests bench

@@ -4,14 +4,15 @@ import sys
 from pathlib import Path
 
 from chalk.randomgame import random_match
+from chalk.traces import from_matchlog
 from scoreboard import matchlog
 
 OUT = Path(__file__).resolve().parent.parent / "host" / "chalk" / "samples"
 SAMPLES = {
     "shove-hapenny": dict(seed=11, accuracy=0.55, players=["Ann", "Bob"]),
     "five-pins": dict(seed=5, accuracy=0.5, players=["Dasha", "Ivan"]),
-    "seven-pins": dict(seed=7, accuracy=0.5, players=["Misha", "Oleg"]),
-    "novuss": dict(seed=3, accuracy=0.5, players=["Liga", "Janis"]),
+    "seven-pins": dict(seed=0, accuracy=0.5, players=["Misha", "Oleg"]),
+    "novuss": dict(seed=57, accuracy=0.5, players=["Liga", "Janis"]),
 }
 
 for game, kw in SAMPLES.items():
@@ -19,3 +20,9 @@ for game, kw in SAMPLES.items():
     with open(OUT / (game + ".jsonl"), "w") as f:
         matchlog.write(f, head, actions)
     print("%s: %d actions" % (game, len(actions)), file=sys.stderr)
+
+# The sensor traces of the seven-pins and novuss samples (make demo plays them): a scorer's
+# presses and the pins' falls for each action, built by chalk.traces.
+for game in ("seven-pins", "novuss"):
+    lines = (OUT / (game + ".jsonl")).read_text().splitlines()
+    from_matchlog(lines, seed=1).write(OUT / "traces" / (game + ".jsonl"))

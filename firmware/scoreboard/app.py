@@ -400,6 +400,12 @@ def _describe(rec):
     if a == "turn":
         return "%s %s%s" % ("AB"[rec["side"]], "".join(str(n) for n in rec["beds"]),
                             " void" if rec.get("void") else "")
+    if a == "shot" and "side" in rec:  # novuss
+        return "%s %d+%d%s" % ("AB"[rec["side"]], rec.get("own", 0), rec.get("opp", 0),
+                               " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
+    if a == "shot" and type(rec.get("pins")) is list:  # seven-pins
+        return "P%d %s%s" % (rec["player"] + 1, " ".join(rec["pins"]) or "-",
+                             " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
     if a == "shot":
         return "P%d %s%s%s" % (rec["player"] + 1, rec.get("pins") or "-",
                                " c%d" % rec["carom"] if rec.get("carom") else "",

@@ -59,6 +59,20 @@ GAMES = {
         "pins": ("1", "2", "3", "4", "C"),
     },
 }
+# Seven pins (SP-2): a tilt switch in each pin, buttons for what the switches cannot tell.
+GAMES["seven-pins"] = {
+    "sensor": "pins",
+    "buttons": ("confirm", "carom", "called", "pocket", "foul", "undo", "break", "menu"),
+    "required": ("confirm",),
+    "pins": ("K", "S1", "S2", "S3", "S4", "M1", "M3"),
+}
+# Novuss: the pucks pocketed are counted on buttons (own, opp) or by pocket sensors.
+GAMES["novuss"] = {
+    "sensor": "none",
+    "buttons": ("confirm", "own", "opp", "foul", "undo", "start", "menu"),
+    "required": ("confirm",),
+    "pins": (),
+}
 
 SIDES = 2
 BEDS = 9
@@ -387,7 +401,7 @@ def _validate(raw):
                                                 if GAMES[g]["sensor"] == key)), key)
     if sensor == "pins":
         out["pins"] = _pins(_require(cfg, "pins", ""), game)
-    else:
+    elif sensor == "pegs":
         out["pegs"] = _pegs(_require(cfg, "pegs", ""))
     out["display"] = _display(cfg.get("display", {"driver": "none"}))
     out["timings"] = _timings(cfg.get("timings", {}))

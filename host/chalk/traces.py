@@ -12,6 +12,9 @@ import random
 
 from scoreboard import matchlog
 from scoreboard.referee.five_pins import FOULS
+from scoreboard.referee.novuss import FOULS as NOVUSS_FOULS
+from scoreboard.referee.seven_pins import FOULS as SEVEN_PINS_FOULS
+from scoreboard.referee.seven_pins import PINS as SEVEN_PINS
 from scoreboard.rules import new_game
 
 
@@ -157,6 +160,78 @@ def _five_pins(tr, head, actions):
             raise ValueError("no trace for five-pins action %r" % a)
 
 
+def _one_foul(fouls, codes):
+    if len(fouls) > 1:
+        raise ValueError("the foul button records one foul per shot: %r" % fouls)
+    return codes.index(fouls[0]) + 1 if fouls else 0
+
+
+def _seven_pins(tr, head, actions):
+    game = new_game(head["game"], head.get("config"))
+    for action in actions:
+        game.apply(action)  # the log must be legal: a refused action stops here
+        a = action["a"]
+        if a == "break":
+            if action["player"] != 0:
+                tr.press("break")
+            tr.press("confirm")
+        elif a == "shot":
+            tr.wait(tr.rng.randint(2000, 6000))  # lining up the shot
+            strike = tr.t
+            down = action.get("pins", [])
+            for p in down:
+                # Light pins bounce off the balls; some land back on their spot and still count.
+                back = tr.rng.random() < 0.3
+                tr.pin_fall(p, strike + tr.rng.randint(300, 1200),
+                            tr.rng.randint(60, 400) if back else 1500)
+            standing = [p for p in SEVEN_PINS if p not in down]
+            if standing and tr.rng.random() < 0.5:
+                tr.wobble(tr.rng.choice(standing), strike + tr.rng.randint(200, 1500))
+            tr.t = strike + 4500  # the balls have stopped; the pins are stood up again
+            for _ in range(action.get("pocketed", 0)):
+                tr.press("pocket")
+            if action.get("carom"):
+                tr.press("carom")
+            if action.get("called"):
+                tr.press("called")
+            for _ in range(_one_foul(action.get("fouls", []), SEVEN_PINS_FOULS)):
+                tr.press("foul")
+            tr.press("confirm")
+            tr.wait(500)
+        elif a == "undo":
+            tr.long_press("confirm")
+        else:
+            raise ValueError("no trace for seven-pins action %r" % a)
+
+
+def _novuss(tr, head, actions):
+    game = new_game(head["game"], head.get("config"))
+    for action in actions:
+        game.apply(action)
+        a = action["a"]
+        if a == "start":
+            if action["side"] != 0:
+                tr.press("start")
+            tr.press("confirm")
+        elif a == "shot":
+            tr.wait(tr.rng.randint(2000, 5000))  # the shot, and the pucks coming to rest
+            for _ in range(action.get("own", 0)):
+                tr.press("own")
+            for _ in range(action.get("opp", 0)):
+                tr.press("opp")
+            for _ in range(_one_foul(action.get("fouls", []), NOVUSS_FOULS)):
+                tr.press("foul")
+            tr.press("confirm")
+            tr.wait(500)
+        elif a == "undo":
+            tr.long_press("confirm")
+        else:
+            raise ValueError("no trace for novuss action %r" % a)
+
+
+BUILDERS = {"seven-pins": _seven_pins, "novuss": _novuss}
+
+
 def from_matchlog(lines, seed=1):
     """The sensor trace of a match log's actions (header excluded) as a Trace."""
     log = matchlog.read(lines)
@@ -167,7 +242,9 @@ def from_matchlog(lines, seed=1):
         a.pop("t", None)
     tr = Trace(seed)
     tr.wait(500)
-    {"shove-hapenny": _shove, "five-pins": _five_pins}[log.header["game"]](tr, log.header,
-                                                                            actions)
+    build = BUILDERS.get(log.header["game"])
+    if build is None:
+        build = {"shove-hapenny": _shove, "five-pins": _five_pins}[log.header["game"]]
+    build(tr, log.header, actions)
     tr.wait(3000)
     return tr
