@@ -41,8 +41,24 @@ class App:
                                      ring=self.ring)
         self.health = sense.LineHealth(lines.count, T["stuck_ms"], T["chatter_edges"],
                                        T["chatter_window_ms"], ring=self.ring)
-        npins = lines.count - self.nbtn
+        npins = sum(1 for n in names if n.startswith("pin."))
+        self._pin_all = (1 << npins) - 1
         self.tilt = None
+        self.pockets = None
+        npk = sum(1 for n in names if n.startswith("pocket."))
+        if npk:
+            # Pocket beams follow the tilt pins in the line bitmap (sense/pockets.py).
+            ps = cfg["pocket_sensing"]
+            colour = 0
+            for i, n in enumerate(n for n in names if n.startswith("pocket.")):
+                if "colour" in cfg["pockets"][n[7:]]:
+                    colour |= 1 << i
+            from .sense.pockets import PocketCounter
+
+            self.pockets = PocketCounter(npk, ps["min_ms"], ps["striker_ms"],
+                                         ps["black_below"], ps["red_below"], colour,
+                                         ring=self.ring)
+            self._pk_shift = self.nbtn + npins
         if npins:
             self.tilt = sense.TiltLatch(npins, T["min_fall_ms"], T["settle_ms"], ring=self.ring)
             self._edge_cb = self._edge  # bound once: an interrupt must not allocate it
@@ -247,7 +263,9 @@ class App:
         raw = self.board.lines.read()
         self.health.tick(t, raw)
         if self.tilt is not None:
-            self.tilt.tick(t, raw >> self.nbtn)
+            self.tilt.tick(t, (raw >> self.nbtn) & self._pin_all)
+        if self.pockets is not None:
+            self.pockets.tick(t, raw >> self._pk_shift, self.board.analog)
         if self.grid is not None and (self._peg_last is None or self.clock.ticks_diff(
                 t, self._peg_last) >= self._peg_every):
             self._peg_last = t

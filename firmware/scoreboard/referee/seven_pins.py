@@ -3,15 +3,16 @@
 # The pin-fall latch is the five-pins one with seven lines (a fall that returns counts, a wobble
 # does not: SP-2's switches, the design's sensing rules). Pins are stood up again after every shot
 # (the contract), so each shot's window starts from a full figure. The buttons add what no switch
-# sees: a carom (SP-11), a called carom, the object balls pocketed (SP-10), and the foul
-# (SP-7, SP-8, SP-12, SP-13); the shot goes in on "confirm". Until then the screen shows what was
-# sensed and chosen ("K S2 p1 car FOUL"), so nothing is scored that was not seen first.
+# sees: a carom (SP-11), a called carom, the foul (SP-7, SP-8, SP-12, SP-13), and the object balls
+# pocketed (SP-10) where no pocket beams are fitted (with beams, each ball through a beam counts
+# one, and the button corrects). The shot goes in on "confirm". Until then the screen shows what
+# was sensed and chosen ("K S2 p1 car miss"), so nothing is scored that was not seen first.
 #
 # Buttons: confirm (short: submit the shot / before the game: the break / after it: a new game;
 # long: undo), carom and called (toggle), pocket (cycles 0, 1, 2 balls pocketed), foul (cycles
 # through the foul codes; long: no foul), undo, break (before the game: who breaks, SP-15).
 
-from ..sense import LONG, PRESS, SHOT, SHOT_CLOSED
+from ..sense import LONG, POCKET, PRESS, SHOT, SHOT_CLOSED
 from . import BaseReferee
 
 PINS = ("K", "S1", "S2", "S3", "S4", "M1", "M3")  # tilt line i = PINS[i] (board config order)
@@ -48,6 +49,11 @@ class Referee(BaseReferee):
         if kind == SHOT:
             if ident != SHOT_CLOSED:  # windows closed by confirm are taken in confirm()
                 self.pins |= value
+            return
+        if kind == POCKET:
+            # A pocket beam saw a ball drop: counted as an object ball (SP-10); a cue ball in a
+            # pocket breaks the beam too, so the pocket button puts the count right.
+            self.pocketed = min(2, self.pocketed + 1)
             return
         if kind != PRESS and kind != LONG:
             return
