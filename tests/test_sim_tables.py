@@ -96,3 +96,46 @@ def test_a_trace_of_the_samples_runs_under_run_virtual(tmp_path):
     for game in ("seven-pins", "novuss"):
         actions, summary = run_virtual(game, sg.SAMPLES / "traces" / (game + ".jsonl"))
         assert summary["state"]["winner"] is not None and summary["warnings"] == []
+
+
+def test_novuss_pocket_sensors_count_and_show_before_confirm(tmp_path):
+    tr = Trace(6)
+    tr.wait(500)
+    tr.press("confirm")  # A (red) shoots first
+    tr.wait(1000)
+    tr.pocket(1, tr.t, 2000)  # a red: A's own
+    tr.pocket(3, tr.t + 400, 2100)  # another red
+    tr.pocket(2, tr.t + 800, 500)  # a black: B's, pocketed by A
+    tr.wait(2000)
+    tr.press("confirm")
+    tr.wait(1000)
+    tr.pocket(4, tr.t, 600)  # B pockets a black: own
+    tr.pocket(4, tr.t + 500, 3600, ms=90)  # and the striker: long and bright
+    tr.wait(2000)
+    actions, summary = sg.play("novuss", tr, tmp_path)
+    assert actions == [{"a": "start", "side": 0},
+                       {"a": "shot", "side": 0, "own": 2, "opp": 1, "fouls": []}]
+    assert summary["state"]["left"] == [6, 7] and summary["state"]["next"] == 1
+    # B's shot is not confirmed: the screen shows what the sensors saw.
+    assert "own 1 striker_po" in summary["screen"]
+
+
+def test_seven_pins_pocket_beams_count_object_balls(tmp_path):
+    tr = Trace(7)
+    tr.wait(500)
+    tr.press("confirm")
+    tr.wait(2000)
+    tr.pocket(1, tr.t + 500)
+    tr.pocket(2, tr.t + 900, ms=4)  # a flicker: not a ball
+    tr.pocket(2, tr.t + 1300)
+    tr.pocket(1, tr.t + 1700)  # a third passage (the cue ball): capped at the two object balls
+    tr.wait(4000)
+    # The beams counted 2 (capped); one was the cue ball, so the scorer puts it right: the
+    # pocket button cycles 2 -> 0 -> 1.
+    tr.press("pocket")
+    tr.press("pocket")
+    tr.press("confirm")
+    actions, summary = sg.play("seven-pins", tr, tmp_path)
+    assert actions[-1] == {"a": "shot", "player": 0, "pins": [], "pocketed": 1, "carom": 0,
+                           "called": 0, "fouls": []}
+    assert summary["state"]["totals"] == [295, 300]

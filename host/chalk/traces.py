@@ -64,6 +64,15 @@ class Trace:
         self.at(at, "pin." + pin, 1)
         self.at(at + ms, "pin." + pin, 0)
 
+    def pocket(self, n, at, colour=None, ms=30):
+        """Something drops through pocket n's beam at `at` for `ms`; a colour sensor beside it
+        reads `colour` (an ADC reading) while it passes, the dark throat (80) after."""
+        if colour is not None:
+            self.at(at, "colour.%d" % n, colour)
+            self.at(at + ms, "colour.%d" % n, 80)
+        self.at(at, "pocket.%d" % n, 1)
+        self.at(at + ms, "pocket.%d" % n, 0)
+
     def lines(self):
         out = sorted(self.records, key=lambda r: r[0])
         return [json.dumps({"t": t, "line": line, "v": v}) for t, line, v in out]
@@ -187,9 +196,10 @@ def _seven_pins(tr, head, actions):
             standing = [p for p in SEVEN_PINS if p not in down]
             if standing and tr.rng.random() < 0.5:
                 tr.wobble(tr.rng.choice(standing), strike + tr.rng.randint(200, 1500))
+            for i in range(action.get("pocketed", 0)):
+                # An object ball drops through a pocket's beam (SP-10): the board counts it.
+                tr.pocket(tr.rng.choice((1, 2)), strike + 1500 + 700 * i)
             tr.t = strike + 4500  # the balls have stopped; the pins are stood up again
-            for _ in range(action.get("pocketed", 0)):
-                tr.press("pocket")
             if action.get("carom"):
                 tr.press("carom")
             if action.get("called"):
@@ -214,11 +224,14 @@ def _novuss(tr, head, actions):
                 tr.press("start")
             tr.press("confirm")
         elif a == "shot":
-            tr.wait(tr.rng.randint(2000, 5000))  # the shot, and the pucks coming to rest
-            for _ in range(action.get("own", 0)):
-                tr.press("own")
-            for _ in range(action.get("opp", 0)):
-                tr.press("opp")
+            tr.wait(tr.rng.randint(1000, 3000))  # lining up
+            # The pucks drop through the pockets' beams past the colour sensors; side 0 plays
+            # the red pucks, side 1 the black (referee/novuss.py).
+            side = action["side"]
+            for colour in ([side] * action.get("own", 0) + [1 - side] * action.get("opp", 0)):
+                tr.wait(tr.rng.randint(200, 600))
+                tr.pocket(tr.rng.randint(1, 4), tr.t, (2000, 600)[colour])
+            tr.wait(tr.rng.randint(1000, 2000))  # everything at rest
             for _ in range(_one_foul(action.get("fouls", []), NOVUSS_FOULS)):
                 tr.press("foul")
             tr.press("confirm")
