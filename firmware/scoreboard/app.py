@@ -364,6 +364,10 @@ class App:
         if self.grid is not None:
             rows.append("pegs %d+%d" % (_bits(self.grid.side_bits(0)),
                                         _bits(self.grid.side_bits(1))))
+        an = self.board.analog
+        if an is not None and self.cfg.get("pocket_sensing"):
+            # Colour sensors: each pocket's reading now, to set the thresholds at bring-up.
+            rows.append("col " + " ".join(str(an.read(i)) for i in range(an.count)))
         return rows
 
     # -- what the host asks ------------------------------------------------------------------
@@ -381,6 +385,12 @@ class App:
             out[name] = {"v": (raw >> i) & 1, "edges": self.health.edge_count(i)}
         if self.grid is not None:
             out["pegs"] = [self.grid.side_bits(0), self.grid.side_bits(1)]
+        an = self.board.analog
+        if an is not None:
+            pockets = [n[7:] for n in self.board.lines.names if n[:7] == "pocket."]
+            for i, pid in enumerate(pockets):
+                if "colour" in self.cfg["pockets"][pid]:
+                    out["colour." + pid] = {"v": an.read(i)}
         return out
 
     def set_clock(self, epoch_ms):

@@ -74,7 +74,7 @@ GAMES["novuss"] = {
     "required": ("confirm",),
     "pins": (),
     "pockets": ("1", "2", "3", "4"),  # optional beam + colour sensor in each corner pocket
-    "colour": True,
+    "colour": ("1", "2", "3", "4"),  # pockets that may carry a colour sensor
 }
 ADC1 = (32, 33, 34, 35, 36, 37, 38, 39)  # ADC2 cannot be read while Wi-Fi is on
 

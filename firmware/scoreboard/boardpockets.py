@@ -46,7 +46,7 @@ def pockets(value, game):
         if "colour" in entry:
             gpio = entry["colour"]
             cpath = path + ".colour"
-            if not GAMES[game].get("colour"):
+            if pid not in GAMES[game].get("colour", ()):
                 raise BoardConfigError("%s: a %s board has no colour sensors (only novuss "
                                        "pockets tell a red from a black); remove it"
                                        % (cpath, game), cpath)

@@ -77,7 +77,8 @@ def register(sub):
                        "board. Prints the device path to use as --port; the flash directory "
                        "(journal, firmware) survives restarts.")
     s.add_argument("--board", default="five-pins",
-                   help="board config: five-pins, shove-hapenny, or a .json path")
+                   help="board config: five-pins, shove-hapenny, seven-pins, novuss, or a "
+                   ".json path")
     s.add_argument("--flash", help="the board's flash directory (default: in the user's data "
                    "directory, one per board)")
     s.add_argument("--trace", help="a sensor trace (JSON Lines) to play at boot")
