@@ -150,3 +150,22 @@ def test_replay_refuses_a_config_out_of_range(tmp_path, game, config):
     p.write_text(json.dumps({"chalk": 1, "game": game, "config": config}) + "\n")
     r = chalk("replay", p)
     assert r.returncode == 1 and "line 1" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_watch_renders_both_games():
+    from chalk import watch
+
+    st = {"totals": [120, 45], "next": 1, "winner": None}
+    lines = watch.render({"game": "seven-pins", "game_no": 2, "state": st,
+                          "players": ["Misha", "Oleg"], "last": "P1 M1"})
+    assert "> Oleg      45" in lines and "  Misha    120" in lines
+    assert "on move: Oleg" in lines and "last: P1 M1" in lines
+    assert watch.one_line({"game": "seven-pins", "game_no": 2, "state": st}).startswith(
+        "seven-pins game 2 | to go: P1 120 - P2 45 | on move: P2")
+    nv = {"left": [3, 8], "debt": [0, 1], "next": None, "winner": None}
+    lines = watch.render({"game": "novuss", "game_no": 1, "state": nv, "players": []})
+    assert "  A     3     0" in lines and "  B     8     1" in lines
+    assert "to start: which side shoots first" in lines
+    won = dict(nv, winner=0)
+    assert "winner: Liga" in watch.one_line({"game": "novuss", "game_no": 1, "state": won,
+                                             "players": ["Liga", "Janis"]})

@@ -130,15 +130,18 @@ class Rules(Game):
             own = 0  # NV-5/NV-7: the pucks pocketed by a direct shot in the zone are put back
         s[_LEFT0 + side] -= own
         s[_LEFT0 + other] -= opp
-        s[_DEBT0 + side] += penalties(fouls)  # NV-7: each penalty puck becomes a debt
-        # NV-7 (contract): at the end of every shot each side's debt is paid as far as it has
-        # pucks off the table, whoever pocketed them.
+        # NV-7: the digest places a penalty puck from the offender's pocketed pucks and keeps a
+        # debt only while all of them are on the table; the contract makes every penalty a debt
+        # and pays it at the end of every shot as far as the side has pucks off the table,
+        # whoever pocketed them. The two agree on the board; the contract's order decides.
+        s[_DEBT0 + side] += penalties(fouls)
         for t in range(2):
             pay = min(s[_DEBT0 + t], self._pucks - s[_LEFT0 + t])
             s[_LEFT0 + t] += pay
             s[_DEBT0 + t] -= pay
-        # NV-3 (contract): a side with no puck left and no debt wins, whoever pocketed its last
-        # puck; both at once: the shooter's side.
+        # NV-3: the digest's "first to pocket all its own pucks"; the contract: a side with no
+        # puck left and no debt wins, whoever pocketed its last puck (an opponent pocketing it
+        # loses the game), both at once the shooter's side. The contract decides.
         done_side = s[_LEFT0 + side] == 0 and s[_DEBT0 + side] == 0
         done_other = s[_LEFT0 + other] == 0 and s[_DEBT0 + other] == 0
         if done_side or done_other:

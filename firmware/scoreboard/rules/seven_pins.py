@@ -184,26 +184,36 @@ class Rules(Game):
                 return
             change = -points  # SP-4: a legal shot writes its sum off
         elif fouls & _PENALTY:
-            # SP-8, SP-13: a penalty shot adds its sum once (both fouls together add it once);
-            # SP-6: all seven in a penalty shot add the starting total in its place.
+            # SP-8, SP-13: a penalty shot adds its sum once (both fouls together add it once).
+            # SP-8's digest adds "the pins' value"; the contract adds the whole sum (pocketed
+            # balls and a carom too), and the contract decides.
+            # SP-6: all seven in a penalty shot add the starting total in its place. The digest
+            # says "with a foul"; the contract limits it to penalty shots (cue_pins/off_table),
+            # and the contract decides: all seven with only miss/cue_pocketed/no_cushion add
+            # nothing for the pins.
             change = self._start if all_seven else points
         else:
             # Contract: a shot with only miss, cue_pocketed or no_cushion writes nothing off
             # (SP-7: pins without the cushion do not count).
             change = 0
-        change += extra_penalty(code)  # SP-11, SP-12: 5 each, in any shot
+        # SP-11, SP-12: 5 each, in any shot. SP-12's digest has the miss "+5" on its own; the
+        # contract adds it in any shot beside whatever else the shot does, and decides.
+        change += extra_penalty(code)
         s[_LAST] = change
         total += change
         if total <= 0:
-            # SP-3: the first to reach 0 wins; contract: a total at 0 or below is shown as 0.
+            # SP-3: the first to reach 0 wins. The digest says "reach 0"; the contract lets a
+            # total go below 0 and win, shown as 0, and decides.
             s[_TOTAL0 + player] = 0
             s[_WINNER] = player
             s[_NEXT] = -1
             return
         s[_TOTAL0 + player] = total
-        # SP-9 (contract): the series goes on after a shot with no foul, no missed call and a
-        # sum above 0; otherwise the turn passes. SP-14's "play on from the position" is the
-        # non-offender's choice at the table and is not modelled.
+        # SP-9: the digest keeps the series going while a pin is knocked down legally; the
+        # contract keeps it after a shot with no foul, no missed call and a sum above 0 (so a
+        # pocketed ball or a carom alone goes on too, as SP-10 and SP-11 say), and decides.
+        # SP-14's "play on from the position" is the non-offender's choice at the table and is
+        # not modelled (contract).
         missed_call = code >> 12 & 1 and not code >> 11 & 1
         if fouls or missed_call or points <= 0:
             s[_NEXT] = 1 - player
