@@ -200,3 +200,50 @@ def test_pocket_counter_allocates_nothing_under_heap_lock():
     assert red + black + striker == 20000 // 40
     assert int(out[5]) == 0
     report_micropython("PocketCounter ticks under heap_lock (passages classified)", 20000)
+
+
+def test_esp32_hal_reads_pocket_beams_and_adc1_colour(monkeypatch, tmp_path):
+    """hal.esp32 against a stand-in for `machine`: the beams are lines like any switch, the
+    colour sensors machine.ADC on their ADC1 pins at 11 dB, read as 0..4095."""
+    import sys
+    import types
+
+    import scoreboard.hal
+    from tests.test_hal_sim import FakeMachine
+
+    fake = FakeMachine()
+    adcs = {}
+
+    class ADC:
+        ATTN_11DB = 3
+
+        def __init__(self, pin, atten=None):
+            adcs[pin.gpio] = self
+            self.atten = atten
+            self.u16 = 0
+
+        def read_u16(self):
+            return self.u16
+
+    mod = types.ModuleType("machine")
+    mod.Pin, mod.I2C, mod.ADC = fake.Pin, fake.I2C, ADC
+    mod.unique_id = lambda: b"\x24\x0a\xc4\x01\x02\x03"
+    monkeypatch.setitem(sys.modules, "machine", mod)
+    sys.modules.pop("scoreboard.hal.esp32", None)
+    try:
+        import scoreboard.hal.esp32 as esp32
+
+        board = esp32.make_board(str(BOARDS / "novuss.json"), journal=str(tmp_path / "j"))
+        assert sorted(adcs) == [32, 33, 34, 35] and all(a.atten == 3 for a in adcs.values())
+        names = board.lines.names
+        assert names[-4:] == ("pocket.1", "pocket.2", "pocket.3", "pocket.4")
+        assert fake.modes[4] == (1, 2)  # pocket 1's beam: input with the internal pull-up
+        fake.levels[25] = 1  # pocket 3's receiver lets go: beam broken, active high
+        assert board.lines.read() >> names.index("pocket.3") & 1
+        adcs[34].u16 = 2000 << 4
+        assert board.analog.count == 4 and board.analog.read(2) == 2000
+        assert board.analog.read(0) == 0
+    finally:
+        sys.modules.pop("scoreboard.hal.esp32", None)
+        if hasattr(scoreboard.hal, "esp32"):
+            del scoreboard.hal.esp32
