@@ -10,6 +10,9 @@ OUT = Path(__file__).resolve().parent.parent / "host" / "chalk" / "samples"
 SAMPLES = {
     "shove-hapenny": dict(seed=11, accuracy=0.55, players=["Ann", "Bob"]),
     "five-pins": dict(seed=5, accuracy=0.5, players=["Dasha", "Ivan"]),
+    "texas-42": dict(seed=42, accuracy=0.5, players=["Ann", "Bob", "Cy", "Di"]),
+    "domino-bingo": dict(seed=7, accuracy=0.5, players=["Lena", "Oleg"]),
+    "tally": dict(seed=3, accuracy=0.5, players=["Ann", "Bob", "Cy"]),
 }
 
 for game, kw in SAMPLES.items():
