@@ -13,7 +13,8 @@ from scoreboard import matchlog, scenario
 from scoreboard.rules import ConfigError, RuleError, new_game
 
 GAMES = ("texas-42", "domino-bingo", "tally")
-SCENARIOS = sorted(p for g in GAMES for p in (Path(__file__).parent / "scenarios" / g).glob("*.json"))
+HERE = Path(__file__).parent
+SCENARIOS = sorted(p for g in GAMES for p in (HERE / "scenarios" / g).glob("*.json"))
 UNDO = {"a": "undo"}
 
 
@@ -178,7 +179,7 @@ def test_t42_every_points_total_is_accepted_and_out_of_range_ones_refused():
     assert '"took": 50' in str(e) and '"scores": [0, 0]' in str(e)
 
 
-# -- domino-bingo ------------------------------------------------------------------------------------
+# -- domino-bingo ----------------------------------------------------------------------------
 
 TOTALS = {0: 143, 1: 135, 2: 138, 3: 131, 4: 134, 5: 147, 6: 140}  # DB-6
 
