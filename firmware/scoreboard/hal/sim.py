@@ -8,7 +8,7 @@
 
 import json
 
-from . import HEIGHT, WIDTH, Board, Pegs, RealClock, Storage, ticks_add, ticks_diff
+from . import HEIGHT, WIDTH, Board, Keypad, Pegs, RealClock, Storage, ticks_add, ticks_diff
 
 # -- clocks ---------------------------------------------------------------------------------------
 
@@ -114,6 +114,68 @@ class ShiftChain:
         if self._pos < self._n:
             return self._reg[self._pos]
         return 0  # SER of the last chip tied to GND
+
+
+class KeyMatrix:
+    """A keypad matrix without diodes, as the ESP32's row and column wires see it.
+
+    `down` is the bitmap of keys physically held (key i: row i // cols, column i % cols). A
+    driven-low row pulls low every column joined to it through held keys, and through them
+    every other row and column they join: three held keys on the corners of a rectangle make
+    the fourth corner read as held (ghosting), as on the real pad. Pure ints: no allocation.
+    """
+
+    def __init__(self, rows=4, cols=4):
+        self.nr = rows
+        self.nc = cols
+        self._cmask = (1 << cols) - 1
+        self.down = 0
+        self._low = 0  # rows driven low
+        self.rows = tuple(_MatrixRow(self, r) for r in range(rows))
+        self.cols = tuple(_MatrixCol(self, c) for c in range(cols))
+
+    def drive(self, r, v):
+        if v:
+            self._low &= ~(1 << r)
+        else:
+            self._low |= 1 << r
+
+    def col(self, c):
+        rows_low = self._low
+        cols_low = 0
+        nc = self.nc
+        while True:
+            new_cols = cols_low
+            new_rows = rows_low
+            for r in range(self.nr):
+                keys = (self.down >> (r * nc)) & self._cmask
+                if rows_low >> r & 1:
+                    new_cols |= keys
+                if keys & cols_low:
+                    new_rows |= 1 << r
+            if new_cols == cols_low and new_rows == rows_low:
+                break
+            cols_low = new_cols
+            rows_low = new_rows
+        return 0 if cols_low >> c & 1 else 1
+
+
+class _MatrixRow:
+    def __init__(self, m, r):
+        self._m = m
+        self._r = r
+
+    def value(self, v):
+        self._m.drive(self._r, v)
+
+
+class _MatrixCol:
+    def __init__(self, m, c):
+        self._m = m
+        self._c = c
+
+    def value(self):
+        return self._m.col(self._c)
 
 
 # -- display --------------------------------------------------------------------------------------
@@ -356,6 +418,12 @@ class SimBoard(Board):
             self.chain = ShiftChain(cmap, active, self.peg_state)
             pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
         super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
+        self.matrix = None
+        self._nkeys = 0
+        if "keypad" in cfg:
+            self.matrix = KeyMatrix(len(cfg["keypad"]["rows"]), len(cfg["keypad"]["cols"]))
+            self.keypad = Keypad(self.matrix.rows, self.matrix.cols)
+            self._nkeys = len(cfg["keypad"]["keys"])
         self.device_id = _device_id(flash_dir)
 
     def _locate(self, name):
@@ -368,6 +436,8 @@ class SimBoard(Board):
         n = self.lines.count
         if i < n:
             return None, i
+        if self.matrix is not None:
+            return "key", i - n  # the keys follow the switch lines (boardconfig.line_names)
         return (i - n) // 27, (i - n) % 27
 
     def set_line(self, name, v):
@@ -377,6 +447,9 @@ class SimBoard(Board):
         side, i = self._locate(name)
         if side is None:
             self.lines.set(i, v)
+        elif side == "key":
+            m = self.matrix
+            m.down = (m.down | 1 << i) if v else (m.down & ~(1 << i))
         elif v:
             self.peg_state[side] |= 1 << i
         else:
@@ -386,6 +459,8 @@ class SimBoard(Board):
         side, i = self._locate(name)
         if side is None:
             return (self.lines.read() >> i) & 1
+        if side == "key":
+            return (self.matrix.down >> i) & 1
         return (self.peg_state[side] >> i) & 1
 
 
@@ -409,6 +484,8 @@ def known_lines(board):
     names = list(board.lines.names)
     if board.pegs is not None:
         names.append("peg.<side 0-1>.<bed 1-9>.<hole 1-3>")
+    if board.keypad is not None:
+        names += [n for n in board.line_names if n.startswith("key.")]
     return ", ".join(names)
 
 
@@ -477,7 +554,7 @@ def read_trace(lines, names):
 
 
 def _summary(names):
-    out = [n for n in names if not n.startswith("peg.")]
+    out = [n for n in names if not n.startswith("peg.")]  # keys ("key.1" ...) are listed
     if len(out) != len(names):
         out.append("peg.<side 0-1>.<bed 1-9>.<hole 1-3>")
     return ", ".join(out)
