@@ -621,7 +621,8 @@ def _uses(cfg):
         for c, gpio in enumerate(k["cols"]):
             rows.append((gpio, "keypad.col%d" % (c + 1), "in", k["pull"],
                          "keypad column %d (keys %s): reads low when a key of the driven row "
-                         "is down%s" % (c + 1, " ".join(k["keys"][c::n]),
+                         "is down%s" % (c + 1, " ".join(k["keys"][r * n + c]
+                                                          for r in range(len(k["rows"]))),
                                         "" if k["pull"] == "up" else
                                         ", external 10 kOhm pull-up to 3.3 V"),
                          "keypad.cols[%d]" % c))

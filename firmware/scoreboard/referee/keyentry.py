@@ -34,7 +34,7 @@ class KeyEntry(BaseReferee):
         self.reset()
 
     def reset(self):
-        self.values = [None] * len(self.FIELDS)
+        self.values = [None] * len(self.FIELDS)  # type: list
         self.field = 0
         self.buf = ""
         self.mode = _ENTER
