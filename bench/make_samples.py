@@ -15,8 +15,15 @@ SAMPLES = {
     "tally": dict(seed=3, accuracy=0.5, players=["Ann", "Bob", "Cy"]),
 }
 
+SCOREPAD = ("texas-42", "domino-bingo", "tally")  # their traces are keys typed on a scorepad
+
 for game, kw in SAMPLES.items():
     head, actions = random_match(game, **kw)
     with open(OUT / (game + ".jsonl"), "w") as f:
         matchlog.write(f, head, actions)
     print("%s: %d actions" % (game, len(actions)), file=sys.stderr)
+    if game in SCOREPAD:
+        from chalk.traces import from_matchlog
+
+        from_matchlog((OUT / (game + ".jsonl")).read_text().splitlines()).write(
+            OUT / "traces" / (game + ".jsonl"))

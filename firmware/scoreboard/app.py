@@ -383,10 +383,15 @@ class App:
     # -- what the host asks ------------------------------------------------------------------
     def hello(self):
         st = self.journal.stats()
-        return {"firmware": FIRMWARE_VERSION, "game": self.game_id, "board": self.cfg["board"],
-                "device": self.board.device_id,
-                "test_mode": self.test_mode, "last_seq": st["last_seq"],
-                "game_no": st["game_no"]}
+        out = {"firmware": FIRMWARE_VERSION, "game": self.game_id, "board": self.cfg["board"],
+               "device": self.board.device_id,
+               "test_mode": self.test_mode, "last_seq": st["last_seq"],
+               "game_no": st["game_no"]}
+        if self.keys is not None:
+            from .referee.keyentry import GAMES
+
+            out["games"] = list(GAMES)  # a scorepad plays any of these (new with "game")
+        return out
 
     def lines_now(self):
         raw = self.board.lines.read()

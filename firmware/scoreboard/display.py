@@ -78,7 +78,7 @@ def texas_42_rows(state, view, players):
 
 def domino_bingo_rows(state, view, players):
     names = (_name(players, 0, "P1"), _name(players, 1, "P2"))
-    rows = ["big to %d  hand %d" % (view["to_win"] if view else 7, state["hands"] + 1)]
+    rows = ["to %d  hand %d" % (view["to_win"] if view else 7, state["hands"] + 1)]
     for p in (0, 1):
         rows.append("%-8s %5d" % (names[p], state["big"][p]))
     if state["winner"] is not None:

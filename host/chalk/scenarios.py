@@ -151,7 +151,9 @@ def run_one(board, name, path, timeout=5.0):
     steps = sc["steps"]
     game = (board.info or {}).get("game")
     res = Result(name, path, len(steps), sc["game"], game)
-    if game is not None and sc["game"] != game:
+    # A scorepad says which games it can switch to ("games"); other boards play one.
+    if game is not None and sc["game"] != game and sc["game"] not in (
+            (board.info or {}).get("games") or ()):
         res.status = "skip"
         res.problems.append((None, "the board plays %s" % game))
         return res

@@ -21,7 +21,7 @@ _REVIEW = 1  # every field entered: the action is shown, # submits it
 _UNDO = 2  # D pressed: # undoes the latest action
 _FINISH = 3  # a game-specific confirm (tally: C = finish)
 
-MAX_DIGITS = 4
+GAMES = ("texas-42", "domino-bingo", "tally")  # every game a scorepad plays
 
 
 class KeyEntry(BaseReferee):
