@@ -233,8 +233,10 @@ def summary(results):
                                                    count["fail"] + count["error"])
     skipped = sorted(set(r.game for r in results if r.status == "skip"))
     if skipped:
+        names = ", ".join(skipped[:-1]) + " and " + skipped[-1] if len(skipped) > 1 \
+            else skipped[0]
         text += ", %d skipped (%s; the board plays %s)" % (
-            count["skip"], " and ".join(skipped), results[0].board_game)
+            count["skip"], names, results[0].board_game)
     return text
 
 
