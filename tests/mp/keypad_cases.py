@@ -3,7 +3,7 @@
 # Plain asserts, % formatting, no pytest.
 
 from scoreboard.hal import Keypad as Matrix
-from scoreboard.hal.sim import KeyMatrix
+from scoreboard.hal.simkeys import KeyMatrix
 from scoreboard.sense import FAULT, HEALTHY, KEY, STUCK, EventRing, Keypad
 
 WRAP = 1 << 30
