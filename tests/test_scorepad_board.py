@@ -241,3 +241,27 @@ def test_a_scorepad_switches_games_and_resumes_the_one_in_progress(tmp_path):
     assert app.game_id == "texas-42" and app.game.config == {"target": 250}
     with pytest.raises(ConfigError):
         app.new_game(game="five-pins")  # no keypad game
+
+
+# -- hardware --------------------------------------------------------------------------------------
+
+def test_bom_agrees_with_the_scorepad_config():
+    import csv
+
+    cfg = boardconfig.load(str(PAD))
+    with open(ROOT / "hardware" / "scorepad" / "bom.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["part", "quantity", "example part number", "rough cost EUR", "notes"]
+
+    def qty(pattern):
+        found = [int(r[1]) for r in rows[1:] if pattern.lower() in r[0].lower()]
+        assert len(found) == 1, pattern
+        return found[0]
+    assert qty("matrix keypad 4x4") == 1
+    assert qty("jumper wires") >= len(cfg["keypad"]["rows"]) + len(cfg["keypad"]["cols"])
+    assert qty("ESP32-DevKitC") == 1 and qty("SSD1306") == 1
+    assert not any("resistor" in r[0].lower() for r in rows[1:])  # internal pull-ups
+    text = (ROOT / "hardware" / "README.md").read_text()
+    for name in ("bom.csv", "pinmap.md", "wiring.svg"):
+        assert "scorepad/%s" % name in text
+    assert "docs/scorepad.md" in (ROOT / "README.md").read_text()
