@@ -615,7 +615,7 @@ def _uses(cfg):
         n = KEYPAD_COLS
         for r, gpio in enumerate(k["rows"]):
             rows.append((gpio, "keypad.row%d" % (r + 1), "out", "none",
-                         "keypad row %d (keys %s): driven low in turn, open drain"
+                         "keypad row %d (keys %s): open drain, low while idle, then in turn"
                          % (r + 1, " ".join(k["keys"][r * n:r * n + n])),
                          "keypad.rows[%d]" % r))
         for c, gpio in enumerate(k["cols"]):

@@ -344,10 +344,11 @@ def pinmap_markdown(cfg, source):
                 "`%s` (`key.%s`)" % (k["keys"][i * nc + j], k["keys"][i * nc + j])
                 for j in range(nc)) + " |")
         add("")
-        add("The firmware pulls one row low at a time and reads the columns: a column reads 0 "
-            "when a key of that row is down. Three keys held on the corners of a rectangle make "
-            "a fourth look pressed (no diodes); the firmware acts on one key at a time only, so "
-            "such a ghost never counts.")
+        add("The firmware holds every row low and reads the columns: all 1 means no key is "
+            "down. When a column reads 0 it pulls one row low at a time to find the key: a "
+            "column then reads 0 when a key of that row is down. Three keys held on the "
+            "corners of a rectangle make a fourth look pressed (no diodes); the firmware "
+            "acts on one key at a time only, so such a ghost never counts.")
         add("")
     if cfg["display"]["driver"] == "ssd1306":
         d = cfg["display"]
@@ -690,7 +691,7 @@ def _draw_keypad(svg, cfg, placed, span):
             svg.rect(cx, cy, size, size, stroke=colour, fill="#ffffff", rx=4, width=1.2)
             svg.text(cx + size // 2, cy + 20, k["keys"][i * nc + j], size=14, anchor="middle",
                      weight="bold")
-    notes = ("rows: open drain, pulled low one at a time",
+    notes = ("rows: open drain, all low while idle, then one at a time",
              "columns: %s; a key joins its row and column" % (
                  "internal pull-ups" if k["pull"] == "up" else "10k pull-ups to 3V3"))
     for i, text in enumerate(notes):

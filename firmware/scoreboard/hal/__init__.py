@@ -138,12 +138,14 @@ class Pegs:
 
 
 class Keypad:
-    """A matrix keypad: `rows` driven low one at a time, `cols` read (1 = idle, pulled up).
+    """A matrix keypad: `rows` pulled low, `cols` read (1 = idle, pulled up).
 
     rows: objects with value(v) (machine.Pin in open-drain mode: released high, so two keys
     down in one column never short two outputs); cols: objects with value() -> 0/1. Key i is row
-    i // len(cols), column i % len(cols). scan() allocates nothing; a method call on a stored
-    object does not (no bound method is made).
+    i // len(cols), column i % len(cols). Between scans every row is held low, so an idle pad
+    costs one read of each column; only when a column reads low are the rows driven one at a
+    time to find the key. scan() allocates nothing; a method call on a stored object does not
+    (no bound method is made).
     """
 
     def __init__(self, rows, cols):
@@ -152,21 +154,32 @@ class Keypad:
         self._nr = len(self._rows)
         self._nc = len(self._cols)
         for r in self._rows:
-            r.value(1)
+            r.value(0)
 
     def scan(self):
         """Bitmap of the keys seen down (ghosts included: sense.Keypad sorts them out)."""
-        v = 0
         rows = self._rows
         cols = self._cols
+        nr = self._nr
         nc = self._nc
-        for i in range(self._nr):
+        idle = True
+        for j in range(nc):
+            if not cols[j].value():
+                idle = False
+        if idle:
+            return 0
+        for i in range(nr):
+            rows[i].value(1)
+        v = 0
+        for i in range(nr):
             row = rows[i]
             row.value(0)
             for j in range(nc):
                 if not cols[j].value():
                     v |= 1 << (i * nc + j)
             row.value(1)
+        for i in range(nr):
+            rows[i].value(0)
         return v
 
 

@@ -109,9 +109,10 @@ def _make_pegs(cfg):
 
 def _make_keypad(cfg):
     k = cfg["keypad"]
-    # Rows open drain, released (high): a row is pulled low only while it is scanned, and two
-    # keys down in one column join two rows without shorting two driven outputs.
-    rows = [Pin(g, Pin.OPEN_DRAIN, value=1) for g in k["rows"]]
+    # Rows open drain: held low between scans (an idle pad is one read of the columns), released
+    # in turn while a key is being found; two keys down in one column join two rows without
+    # shorting two driven outputs.
+    rows = [Pin(g, Pin.OPEN_DRAIN, value=0) for g in k["rows"]]
     cols = [Pin(g, Pin.IN, _PULLS[k["pull"]]) for g in k["cols"]]  # type: ignore[arg-type]
     return Keypad(rows, cols)
 

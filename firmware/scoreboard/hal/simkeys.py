@@ -27,6 +27,8 @@ class KeyMatrix:
             self._low |= 1 << r
 
     def col(self, c):
+        if not self.down:
+            return 1
         rows_low = self._low
         cols_low = 0
         nc = self.nc
