@@ -378,6 +378,14 @@ class App:
         if self.grid is not None:
             rows.append("pegs %d+%d" % (_bits(self.grid.side_bits(0)),
                                         _bits(self.grid.side_bits(1))))
+        if self.keys is not None:
+            # The keys held now (several: a chord, or a phantom key of the matrix) and the presses
+            # taken so far.
+            raw = self.board.keypad.scan()
+            legends = self.cfg["keypad"]["keys"]
+            rows.append("keys " + "".join(legends[i] for i in range(len(legends))
+                                          if raw >> i & 1))
+            rows.append("taken %d" % self.keys.presses)
         return rows
 
     # -- what the host asks ------------------------------------------------------------------
