@@ -145,3 +145,21 @@ def test_replay_refuses_an_illegal_hand_naming_line_and_rule(tmp_path, line, rul
     r = chalk("replay", p)
     assert r.returncode == 1
     assert r.stderr.startswith("chalk: %s line 3: %s: " % (p, rule)), r.stderr
+
+
+def test_watch_shows_each_scorepad_game():
+    from chalk import watch
+
+    t42 = {"game": "texas-42", "game_no": 3, "players": ["Ann", "Bob", "Cy", "Di"],
+           "state": {"scores": [129, 86], "hands": 5, "winner": None}}
+    assert watch.render(t42) == ["texas-42, game 3, hand 6", "", "            score",
+                                 "  Ann & Cy    129", "  Bob & Di     86", "",
+                                 "next: the next hand"]
+    assert watch.one_line(t42) == ("texas-42 game 3 | Ann & Cy 129, Bob & Di 86 | "
+                                   "next: the next hand")
+    db = {"game": "domino-bingo", "game_no": 4, "players": ["Lena", "Oleg"],
+          "state": {"big": [4, 3], "hands": 5, "winner": 0}}
+    assert watch.render(db)[-1] == "winner: Lena"
+    tl = {"game": "tally", "game_no": 5, "players": ["Ann", "Bob", "Cy"],
+          "state": {"counts": [4, 0, 4], "winner": "draw"}}
+    assert watch.one_line(tl) == "tally game 5 | Ann 4, Bob 0, Cy 4 | a draw"
