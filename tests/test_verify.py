@@ -144,6 +144,19 @@ def test_verify_errors(db, tmp_path):
     assert r.returncode == 0 and "no games" in r.stdout
 
 
+def signed_up_to(db, seq):
+    if not db.exists():
+        return False
+    con = sqlite3.connect(str(db))
+    try:
+        row = con.execute("SELECT MAX(seq) FROM heads").fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        con.close()
+    return row is not None and row[0] == seq
+
+
 @live
 def test_live_verify_a_board_archive(tmp_path):
     """A simulated board archived live by `chalk archive`, then verified; then tampered."""
@@ -167,7 +180,12 @@ def test_live_verify_a_board_archive(tmp_path):
         p = subprocess.Popen([sys.executable, "-m", "chalk.cli", "archive", "--port", port,
                               "--db", db, "--quiet"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-        time.sleep(tr.t / 1000 + 1.5)
+        # Until the board's 13 records are held and its head signed at the last one (events,
+        # polled; the deadline only bounds a failure).
+        deadline = time.monotonic() + tr.t / 1000 + 60
+        while not signed_up_to(db, 13):
+            assert time.monotonic() < deadline and p.poll() is None, "archive did not catch up"
+            time.sleep(0.1)
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=10)
         assert p.returncode == 0, err
