@@ -10,6 +10,7 @@ import random
 
 import pytest
 
+from chalk import chainhost
 from scoreboard import chain
 from scoreboard.app import App
 from scoreboard.hal.sim import SimBoard, VirtualClock
@@ -62,12 +63,12 @@ def test_signature_checks_and_fails_on_any_change():
     key = os.urandom(32)
     link = hashlib.sha256(b"x").digest()
     sig = chain.sign(key, "sim-1", 7, link)
-    assert chain.check_sig(key, "sim-1", 7, link, sig)
-    assert not chain.check_sig(key, "sim-2", 7, link, sig)
-    assert not chain.check_sig(key, "sim-1", 8, link, sig)
-    assert not chain.check_sig(key, "sim-1", 7, hashlib.sha256(b"y").digest(), sig)
-    assert not chain.check_sig(os.urandom(32), "sim-1", 7, link, sig)
-    assert not chain.check_sig(key, "sim-1", 7, link, sig[:-1])
+    assert chainhost.check_sig(key, "sim-1", 7, link, sig)
+    assert not chainhost.check_sig(key, "sim-2", 7, link, sig)
+    assert not chainhost.check_sig(key, "sim-1", 8, link, sig)
+    assert not chainhost.check_sig(key, "sim-1", 7, hashlib.sha256(b"y").digest(), sig)
+    assert not chainhost.check_sig(os.urandom(32), "sim-1", 7, link, sig)
+    assert not chainhost.check_sig(key, "sim-1", 7, link, sig[:-1])
     assert chain.key_id(key) != chain.key_id(os.urandom(32)) and len(chain.key_id(key)) == 16
 
 
@@ -147,11 +148,11 @@ def test_the_board_signs_the_end_record_and_the_head_on_request(tmp_path):
     link, seq, _ = journal_chain(tmp_path, 1)
     assert head["seq"] == seq == 4 and head["head"] == chain.hexlify(link)
     assert head["kid"] == chain.key_id(KEY)
-    assert chain.check_sig(KEY, board.device_id, 4, link, head["sig"])
+    assert chainhost.check_sig(KEY, board.device_id, 4, link, head["sig"])
     app.new_game()  # ends game 1: its end record carries the signed head
     link, seq, end = journal_chain(tmp_path, 1)
     assert seq == 5 and end["head"] == chain.hexlify(link)
-    assert chain.check_sig(KEY, board.device_id, 5, link, end["sig"])
+    assert chainhost.check_sig(KEY, board.device_id, 5, link, end["sig"])
     assert KEY.hex() not in json.dumps(app.signed_head()) + json.dumps(app.hello())
 
 

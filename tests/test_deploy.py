@@ -60,10 +60,11 @@ def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
     assert sim.boots == 2  # the reset: the micropython process ended and booted again
     # The board got a signing key, kept in the key store under its device id (never read back
     # from the board: the store is the only other copy).
+    from chalk import chainhost
     from chalk.keys import KeyStore
     from scoreboard import chain
 
-    key = chain.unhex((sim.flash / "board.key").read_text().strip())
+    key = chainhost.unhex((sim.flash / "board.key").read_text().strip())
     device = (sim.flash / "device_id").read_text().strip()
     assert KeyStore().find(chain.key_id(key))["device"] == device
     assert "signing key %s kept for %s" % (chain.key_id(key), device) in out

@@ -390,6 +390,7 @@ def _log_duplicate(lines):
 
 def _log_relink(edit):
     """An edit, then every link recomputed (anyone can: SHA-256 needs no key)."""
+    from chalk import chainhost
     from scoreboard import chain
 
     def run(lines):
@@ -403,7 +404,7 @@ def _log_relink(edit):
         for i in range(1, len(lines)):
             rec = json.loads(lines[i])
             rec.pop("link")
-            link = chain.step(link, chain.of_rec(rec))
+            link = chain.step(link, chainhost.of_rec(rec))
             rec["link"] = chain.hexlify(link)
             lines[i] = json.dumps(rec)
     return run

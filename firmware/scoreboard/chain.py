@@ -35,8 +35,9 @@ _SHORT = '"\\\b\f\n\r\t'
 _SHORT_AS = '"\\bfnrt'
 
 
-class CanonError(ValueError):
-    """A value the canonical encoding does not take (a float, a non-string key, too deep)."""
+# A value the canonical encoding does not take (a float, a non-string key, too deep). A plain
+# ValueError: a class of its own would cost the board RAM for nothing.
+CanonError = ValueError
 
 
 def _str(s, out):
@@ -123,16 +124,6 @@ def record(seq, kind, payload):
     return {"seq": seq, "type": "E", "end": end}
 
 
-def of_rec(rec):
-    """The chained form of a link `rec` payload (or an archived record in that form)."""
-    kind = rec.get("type") or "A"
-    if kind == "H":
-        return record(rec["seq"], "H", rec["header"])
-    if kind == "E":
-        return record(rec["seq"], "E", rec["end"])
-    return record(rec["seq"], "A", rec)
-
-
 def step(prev, rec):
     """link_n from link_{n-1} (bytes; ZERO before the header) and record n (chained form)."""
     h = hashlib.sha256(prev)
@@ -142,16 +133,6 @@ def step(prev, rec):
 
 def hexlify(b):
     return binascii.hexlify(b).decode()
-
-
-def unhex(s):
-    """bytes of a lowercase hex string of 64 digits, else None."""
-    if type(s) is not str or len(s) != 64:
-        return None
-    for c in s:
-        if c not in _HEX:
-            return None
-    return binascii.unhexlify(s)
 
 
 # -- HMAC-SHA256 (RFC 2104) -------------------------------------------------------------------
@@ -182,17 +163,6 @@ def head_message(device, seq, link):
 def sign(key, device, seq, link):
     """The signature (hex) of a chain head."""
     return hexlify(hmac_sha256(key, head_message(device, seq, link)))
-
-
-def check_sig(key, device, seq, link, sig):
-    """True if `sig` (hex) signs this head under `key` (compared in full, not short-cut)."""
-    good = sign(key, device, seq, link)
-    if type(sig) is not str or len(sig) != len(good):
-        return False
-    diff = 0
-    for i in range(len(good)):
-        diff |= ord(good[i]) ^ ord(sig[i])
-    return diff == 0
 
 
 class Chain:

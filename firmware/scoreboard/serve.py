@@ -3,6 +3,7 @@
 # UART raises KeyboardInterrupt; on the unix port the byte arrives as data and is raised here),
 # so mpremote can take over.
 
+import gc
 import select
 import sys
 
@@ -22,6 +23,9 @@ class Handler:
         return self.app.hello()
 
     def cmd_state(self, args):
+        # The longest reply there is (state, screen, warnings): collected first, so encoding
+        # it finds whole blocks on a heap that play has left in pieces.
+        gc.collect()
         return self.app.status()
 
     def cmd_new(self, args):

@@ -22,6 +22,7 @@ from collections import namedtuple
 from datetime import datetime, timezone
 from pathlib import Path
 
+from chalk import chainhost
 from chalk.errors import ChalkError
 from scoreboard import chain, matchlog
 
@@ -164,7 +165,7 @@ def _str_or_none(v):
 def _link(prev, rec):
     """The chain link of a rec payload after `prev` (None if it cannot be chained)."""
     try:
-        return chain.step(prev, chain.of_rec(rec))
+        return chain.step(prev, chainhost.of_rec(rec))
     except chain.CanonError:
         return None
 
@@ -466,7 +467,7 @@ class Archive:
             if game is not None:
                 row = db.execute("SELECT link FROM links WHERE game_id = ? AND seq < ? ORDER BY "
                                  "seq DESC LIMIT 1", (game[0], new[0]["seq"])).fetchone()
-                link = chain.unhex(row[0]) if row else None
+                link = chainhost.unhex(row[0]) if row else None
             for r in new:
                 seq = r["seq"]
                 if seq != prev + 1 and resync:
@@ -748,7 +749,7 @@ def sign_records(recs, key, device):
             end["sig"] = chain.sign(key, device, r["seq"], link)
             r["end"] = end
         else:
-            link = chain.step(link, chain.of_rec(r))
+            link = chain.step(link, chainhost.of_rec(r))
     seq = recs[-1]["seq"]
     header = next(r["header"] for r in recs if _kind(r) == "H")
     return {"device": device, "game_no": header.get("game_no"), "seq": seq,

@@ -21,6 +21,7 @@ import secrets
 from datetime import datetime, timezone
 from pathlib import Path
 
+from chalk import chainhost
 from chalk.errors import ChalkError
 from scoreboard import chain
 
@@ -50,7 +51,7 @@ def new_key():
 
 
 def _entry_ok(e):
-    return (isinstance(e, dict) and chain.unhex(e.get("key")) is not None
+    return (isinstance(e, dict) and chainhost.unhex(e.get("key")) is not None
             and (e.get("device") is None or isinstance(e.get("device"), str)))
 
 
@@ -139,7 +140,7 @@ def write_sim_key(flash, store_path=None, device=None):
     path = flash / "board.key"
     key = None
     if path.exists():
-        key = chain.unhex(path.read_text().strip())
+        key = chainhost.unhex(path.read_text().strip())
     if key is None:
         key = new_key()
         flash.mkdir(parents=True, exist_ok=True)

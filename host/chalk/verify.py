@@ -21,6 +21,7 @@ import hashlib
 import json
 from collections import namedtuple
 
+from chalk import chainhost
 from chalk.errors import ChalkError
 from scoreboard import chain, matchlog
 from scoreboard.rules import RuleError
@@ -124,7 +125,7 @@ def check(c, keys, problems):
         prev = max(prev, seq)
         if link is not None:
             try:
-                link = chain.step(link, chain.of_rec(rec))
+                link = chain.step(link, chainhost.of_rec(rec))
             except chain.CanonError as e:
                 problems.append(Problem("link", seq, where(seq), "cannot be chained: %s" % e))
                 link = None
@@ -223,7 +224,7 @@ def _check_signature(c, keys, links, last, problems):
         problems.append(Problem("signature", seq, where(seq), "signed with the key of board %s, "
                                 "but the header names board %s" % (entry["device"], device)))
         return None
-    if not chain.check_sig(key, device or "", seq, links[seq], sig):
+    if not chainhost.check_sig(key, device or "", seq, links[seq], sig):
         problems.append(Problem("signature", seq, where(seq), "the signature does not hold "
                                 "under key %s: the records or the signature were changed" % kid))
         return None
