@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from chalk.archive import Archive, board_records
+from chalk.archive import Archive, board_records, sign_records
+from chalk.keys import KeyStore
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = ("texas-42", "domino-bingo", "tally")
@@ -43,14 +44,21 @@ def db(tmp_path_factory):
     with Archive(path, create=True) as a:
         for no, game in enumerate(GAMES, 1):
             lines, _ = EXAMPLES[game]
-            head = dict(json.loads(lines[0]), game_no=no)
+            device = "esp32-5c0e9ad00%d" % no
+            head = dict(json.loads(lines[0]), game_no=no, device=device)
             recs = [json.loads(x) for x in lines[1:]]
-            b = a.board({"device": "esp32-5c0e9ad00%d" % no, "board": "scorepad",
-                         "game": game})
+            b = a.board({"device": device, "board": "scorepad", "game": game})
             r, states = board_records(head, [(0, x["t"], {k: v for k, v in x.items()
                                                           if k not in ("seq", "t")})
                                              for x in recs])
+            # Signed as the board would, with a key in the (throw-away) key store.
+            key = bytes([no]) * 32
+            signed = sign_records(r, key, device)
             a.ingest(b, r, states, resync=True)
+            a.set_head(b, signed)
+            keys = KeyStore()
+            if keys.add(key, device):
+                keys.save()
     return path
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from chalk.archive import Archive, board_records
+from chalk.archive import Archive, board_records, sign_records
+from chalk.keys import KeyStore
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "match-log.md").read_text()
 
@@ -38,10 +39,18 @@ def db(tmp_path):
         seq = 1
         for i, game in enumerate(("seven-pins", "novuss")):
             head, actions = doc_log(game)
-            b = a.board({"device": "esp32-00%d" % i, "board": game, "game": game})
-            recs, states = board_records(dict(head, game_no=1),
+            device = "esp32-00%d" % i
+            b = a.board({"device": device, "board": game, "game": game})
+            recs, states = board_records(dict(head, game_no=1, device=device),
                                          [(0, x["t"], x) for x in actions], seq=seq)
+            # Signed as the board would, with a key in the (throw-away) key store.
+            key = bytes([i + 1]) * 32
+            signed = sign_records(recs, key, device)
             a.ingest(b, recs, states, resync=True)
+            a.set_head(b, signed)
+            keys = KeyStore()
+            if keys.add(key, device):
+                keys.save()
     return path
 
 
