@@ -11,6 +11,8 @@
 
 import json
 
+from .safejson import loads
+
 
 class BoardConfigError(ValueError):
     """A board config that cannot drive a board; `path` names the key ("timings.debounce_ms")."""
@@ -92,9 +94,10 @@ _PULLS = ("up", "down", "none")
 
 def _q(value):
     try:
-        return json.dumps(value)
+        text = json.dumps(value)
     except (TypeError, ValueError):
-        return repr(value)
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."  # a hostile value is not echoed whole
 
 
 def _distance(a, b):
@@ -110,6 +113,8 @@ def _distance(a, b):
 
 
 def _hint(word, known):
+    if len(word) > 40:
+        return ""  # no key is that long: skip the quadratic distance for a hostile key
     best = None
     for k in known:
         d = _distance(word, k)
@@ -119,6 +124,8 @@ def _hint(word, known):
 
 
 def _join(path, key):
+    if len(key) > 40:
+        key = key[:37] + "..."
     return key if not path else path + "." + key
 
 
@@ -418,12 +425,16 @@ def load(source):
     if type(source) is str:
         where = source
         try:
-            with open(source) as f:
-                text = f.read()
+            with open(source, "rb") as f:
+                text = f.read().decode()
         except OSError as e:
             raise BoardConfigError("%s: cannot read the board config (%s)" % (source, e))
+        except UnicodeError:
+            raise BoardConfigError("%s: not UTF-8 text: a board config is a JSON file" % source)
+        if text.startswith("\ufeff"):
+            text = text[1:]  # a byte order mark some editors put first
         try:
-            source = json.loads(text)
+            source = loads(text)
         except ValueError as e:
             raise BoardConfigError("%s: not valid JSON (%s)" % (where, e))
     try:

@@ -6,6 +6,8 @@
 
 import json
 
+from .safejson import LimitError, loads
+
 VERSION = 1
 
 # Keys a log line carries beside the action itself; the rules never see them.
@@ -99,14 +101,22 @@ def scan(lines, log, kinds=None):
     holding it in RAM."""
     last_seq = None
     first = True  # the header is the first non-blank line
+    fields = None
     n = 0
     for raw in lines:
         n += 1
         text = raw.strip()
+        if first and text.startswith("\ufeff"):
+            text = text[1:].strip()  # a byte order mark some editors put first: accepted
         if not text:
             continue  # blank lines (a trailing newline, say) carry nothing
         try:
-            rec = json.loads(text)
+            rec = loads(text)
+        except LimitError as e:
+            log.problem(n, ("the header is " if first else "") + "not valid JSON (%s): %s"
+                        % (e, _clip(text)))
+            first = False
+            continue
         except ValueError:
             log.problem(n, ("the header is " if first else "") + "not valid JSON: " + _clip(text))
             first = False
@@ -117,7 +127,7 @@ def scan(lines, log, kinds=None):
                 log.problem(n, p)
             log.header = rec if type(rec) is dict else {}
             if kinds is None and not log.problems:
-                kinds = _kinds(log, n)
+                kinds, fields = _kinds(log, n)
             continue
         if type(rec) is not dict:
             log.problem(n, "an action must be a JSON object: %s" % _clip(text))
@@ -129,6 +139,10 @@ def scan(lines, log, kinds=None):
         if kinds is not None and kind != "undo" and kind not in kinds:
             log.problem(n, "unknown action kind %s (known: %s)"
                         % (json.dumps(kind), ", ".join(tuple(kinds) + ("undo",))))
+            continue
+        bad = _check_fields(rec, fields.get(kind) if fields is not None else None)
+        if bad:
+            log.problem(n, bad)
             continue
         seq = rec.get("seq")
         if type(seq) is not int:
@@ -148,13 +162,45 @@ def scan(lines, log, kinds=None):
 
 
 def _kinds(log, n):
+    # (the game's action kinds, the JSON types of their keys or None)
     from .rules import ConfigError, rules_for
 
     try:
-        return rules_for(log.header["game"]).ACTIONS
+        cls = rules_for(log.header["game"])
     except ConfigError as e:
         log.problem(n, str(e))
+        return None, None
+    return cls.ACTIONS, getattr(cls, "FIELDS", None)
+
+
+_TYPES = {int: "an integer", str: "a string", "ints": "a list of integers",
+          "strs": "a list of strings"}
+
+
+def _check_fields(rec, spec):
+    """What is wrong with the JSON types of an action's keys (None if nothing): a player given
+    as "one", 1.5, true or null is an unreadable line, not a move the rules refuse."""
+    if not spec:
         return None
+    for key, want in spec:
+        if key not in rec:
+            continue  # a missing key is the rules' to judge (some have defaults)
+        v = rec[key]
+        if want is int or want is str:
+            ok = type(v) is want
+        else:
+            item = int if want == "ints" else str
+            ok = type(v) is list and all(type(x) is item for x in v)
+        if not ok:
+            return "%s must be %s, not %s" % (json.dumps(key), _TYPES[want], _clip(_dumps(v)))
+    return None
+
+
+def _dumps(v):
+    try:
+        return json.dumps(v)
+    except (TypeError, ValueError):
+        return repr(v)
 
 
 def _clip(text, width=60):

@@ -64,17 +64,27 @@ def foul_penalty(fouls, pin_penalty):
     return total
 
 
+MAX_TARGET = 10000
+MAX_SETS = 99
+MAX_PENALTY = 100
+
+
 class Rules(Game):
     GAME = "five-pins"
     ACTIONS = ("break", "shot")
+    # The JSON type of each action key (match-log reader): a wrong type is an unreadable line,
+    # not a rule broken. "strs" is a list of strings.
+    FIELDS = {"break": (("player", int),),
+              "shot": (("player", int), ("pins", str), ("carom", int), ("fouls", "strs"))}
 
     def check_config(self, config):
         check_keys(config, ("target", "sets", "pin_foul_penalty"), self.GAME)
-        target = config_value(config, "target", 60, low=1)
-        sets = config_value(config, "sets", 3, low=1)
+        # Upper bounds: no table plays past them, and the numbers stay small ints on a board.
+        target = config_value(config, "target", 60, low=1, high=MAX_TARGET)
+        sets = config_value(config, "sets", 3, low=1, high=MAX_SETS)
         if sets % 2 == 0:
             raise ConfigError("config sets=%d must be odd (FP-5: an odd number of sets)" % sets)
-        pin_penalty = config_value(config, "pin_foul_penalty", 0, low=0)
+        pin_penalty = config_value(config, "pin_foul_penalty", 0, low=0, high=MAX_PENALTY)
         self._target = target
         self._to_win = sets // 2 + 1
         self._pin_penalty = pin_penalty

@@ -40,6 +40,10 @@ def _total(s, side):
 class Rules(Game):
     GAME = "shove-hapenny"
     ACTIONS = _KINDS
+    # The JSON type of each action key (match-log reader); "ints" is a list of integers.
+    FIELDS = {"start": (("side", int),),
+              "turn": (("side", int), ("beds", "ints"), ("void", str)),
+              "claim": (("side", int), ("bed", int))}
 
     def check_config(self, config):
         check_keys(config, ("sides", "per_side", "overflow"), self.GAME)

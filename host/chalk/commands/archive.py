@@ -2,7 +2,7 @@
 
 import signal
 
-from chalk.commands import add_port
+from chalk.commands import add_port, positive_seconds
 
 ORDER = 30
 
@@ -49,7 +49,7 @@ def register(sub):
     add_db(p)
     p.add_argument("--once", action="store_true",
                    help="catch up with the board's journal, acknowledge, and exit")
-    p.add_argument("--idle", type=float, default=2.0, metavar="SECONDS",
+    p.add_argument("--idle", type=positive_seconds, default=2.0, metavar="SECONDS",
                    help="after this long without a frame, check the board is still there "
                    "(default %(default)s)")
     p.add_argument("--quiet", "-q", action="store_true",
