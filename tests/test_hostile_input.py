@@ -1,0 +1,273 @@
+"""Hostile input from outside: each test feeds the input that once broke something (a traceback,
+a silent wrong answer, a hang) and checks for the one clear line and the documented exit code.
+
+Readers on the firmware side (match log, board config, sensor trace) run on MicroPython too, so
+the depth and encoding limits are checked there as well.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scoreboard import boardconfig, matchlog
+from scoreboard.hal.sim import TraceError, check_trace
+from tests.mpy import run_mp
+
+ROOT = Path(__file__).resolve().parent.parent
+BOARDS = ROOT / "firmware" / "boards"
+FIVE = {"chalk": 1, "game": "five-pins", "config": {"target": 20, "sets": 1},
+        "players": ["Ann", "Bob"]}
+DEEP = "[" * 100000
+
+
+def chalk(*args, stdin=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "chalk.cli", *map(str, args)],
+                          capture_output=True, text=True, input=stdin, timeout=timeout)
+
+
+def one_line_error(r, code):
+    """The process failed with `code`, no traceback, and said so on stderr as `chalk: ...`."""
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and r.stderr.startswith("chalk"), r.stderr
+    return r.stderr
+
+
+def log_file(tmp_path, lines, name="game.jsonl"):
+    p = tmp_path / name
+    p.write_text("\n".join(json.dumps(x) if not isinstance(x, str) else x for x in lines) + "\n")
+    return p
+
+
+# -- deep nesting ---------------------------------------------------------------------------------
+
+def test_matchlog_read_never_raises_on_deep_nesting():
+    for lines in ([DEEP], [json.dumps(FIVE), DEEP], [json.dumps(FIVE), "{" * 5000]):
+        log = matchlog.read(lines)
+        assert log.problems and "nested deeper than" in log.problems[-1][1]
+
+
+def test_matchlog_depth_limit_leaves_strings_alone():
+    # Brackets inside strings are not nesting: a player named "[[[..." is a fine header.
+    head = dict(FIVE, players=["[" * 200, "{" * 200], note="NaN Infinity")
+    log = matchlog.read([json.dumps(head), '{"seq":1,"t":0,"a":"break","player":0}'])
+    assert not log.problems and log.header["players"][0] == "[" * 200
+
+
+def test_replay_of_deeply_nested_log_exits_2(tmp_path):
+    for lines in ([DEEP], [json.dumps(FIVE), DEEP]):
+        err = one_line_error(chalk("replay", log_file(tmp_path, lines)), 2)
+        assert "nested deeper than 32 levels" in err and len(err) < 1000
+
+
+def test_board_config_deep_nesting_is_refused(tmp_path):
+    p = tmp_path / "deep.json"
+    p.write_text(DEEP)
+    with pytest.raises(boardconfig.BoardConfigError, match="deep.json: not valid JSON .nested"):
+        boardconfig.load(str(p))
+    err = one_line_error(chalk("board", "check", p), 1)
+    assert "nested deeper" in err and str(p) in err
+
+
+def test_trace_deep_nesting_is_refused_naming_the_line():
+    names = ["btn.confirm"]
+    with pytest.raises(TraceError, match="trace line 2: bad JSON .nested deeper"):
+        check_trace(['{"t":0,"line":"btn.confirm","v":1}', DEEP], names)
+
+
+def test_limits_hold_on_micropython(tmp_path):
+    # The same readers on the unix port: no MemoryError, no crash, a problem naming the line.
+    deep = tmp_path / "deep.txt"
+    deep.write_text(DEEP)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"board": "\xff\xfe"}')
+    trace = tmp_path / "trace.jsonl"
+    trace.write_bytes(b'{"t":0,"line":"btn.confirm","v":1}\n\xff\xfe\n')
+    code = """
+import sys
+from scoreboard import matchlog, boardconfig
+from scoreboard.hal.sim import check_trace, TraceError
+deep = open(sys.argv[1]).read()
+log = matchlog.read(['{"chalk":1,"game":"five-pins"}', deep, '{"seq":1,"a":"break","player":NaN}',
+                     '{"seq":2,"a":"break","player":"one"}'])
+for n, p in log.problems:
+    print("log", n, p[:40])
+for path in (sys.argv[1], sys.argv[2]):
+    try:
+        boardconfig.load(path)
+    except boardconfig.BoardConfigError as e:
+        print("cfg", str(e).split(": ", 1)[1][:40])
+try:
+    check_trace(open(sys.argv[3], "rb"), ["btn.confirm"])
+except TraceError as e:
+    print("trace", e)
+"""
+    out = run_mp(code=code, args=(deep, bad, trace), heap="512k").stdout.splitlines()
+    want = ["log 2 not valid JSON (nested deeper than 32",
+            "log 3 not valid JSON (NaN and Infinity",
+            'log 4 "player" must be an integer, not "one"',
+            "cfg not valid JSON (nested deeper than 32",
+            "cfg not UTF-8 text",
+            "trace trace line 2: not UTF-8 text: a trace is JSON Lines"]
+    assert len(out) == len(want) and all(o.startswith(w) for o, w in zip(out, want)), out
+
+
+# -- match logs -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("player", ['"one"', "1.5", "true", "null", "NaN", "Infinity"])
+def test_wrong_types_are_unreadable_not_rule_breaks(tmp_path, player):
+    p = log_file(tmp_path, [FIVE, '{"seq":1,"t":0,"a":"break","player":%s}' % player])
+    err = one_line_error(chalk("replay", p), 2)
+    assert "game.jsonl:2:" in err
+
+
+def test_wrong_types_in_lists_are_unreadable(tmp_path):
+    shove = {"chalk": 1, "game": "shove-hapenny"}
+    p = log_file(tmp_path, [shove, {"seq": 1, "t": 0, "a": "start", "side": 0},
+                            {"seq": 2, "t": 1, "a": "turn", "side": 0, "beds": [1, "2"]}])
+    assert '"beds" must be a list of integers' in one_line_error(chalk("replay", p), 2)
+    p = log_file(tmp_path, [FIVE, {"seq": 1, "t": 0, "a": "break", "player": 0},
+                            {"seq": 2, "t": 1, "a": "shot", "player": 0, "pins": "", "fouls": [2]}])
+    assert '"fouls" must be a list of strings' in one_line_error(chalk("replay", p), 2)
+
+
+def test_a_value_out_of_range_is_still_a_rule_break(tmp_path):
+    p = log_file(tmp_path, [FIVE, {"seq": 1, "t": 0, "a": "break", "player": 2}])
+    assert "FP-1" in one_line_error(chalk("replay", p), 1)
+
+
+def test_missing_log_exits_2(tmp_path):
+    one_line_error(chalk("replay", tmp_path / "nope.jsonl"), 2)
+
+
+def test_huge_number_is_not_echoed_whole(tmp_path):
+    p = log_file(tmp_path, [FIVE, {"seq": 1, "t": 0, "a": "break", "player": 0},
+                            '{"seq":2,"t":1,"a":"shot","player":0,"pins":"","carom":%s}'
+                            % ("1" + "0" * 400)])
+    err = one_line_error(chalk("replay", p), 1)
+    assert "FP-10" in err and "0" * 400 not in err and len(err) < 1000
+
+
+def test_utf8_bom_is_accepted(tmp_path):
+    p = tmp_path / "bom.jsonl"
+    p.write_bytes(b"\xef\xbb\xbf" + json.dumps(FIVE).encode() + b"\n"
+                  + b'{"seq":1,"t":0,"a":"break","player":1}\n')
+    r = chalk("replay", p)
+    assert r.returncode == 0 and json.loads(r.stdout)["next"] == 1, r.stderr
+
+
+def test_config_upper_bound(tmp_path):
+    p = log_file(tmp_path, [dict(FIVE, config={"target": 10 ** 30})])
+    err = one_line_error(chalk("replay", p), 1)
+    assert "target" in err and "from 1 to" in err
+
+
+# -- board configs and traces ---------------------------------------------------------------------
+
+def test_non_utf8_board_config(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_bytes(b'{"board": "\xff"}')
+    for args in (("board", "check", p), ("deploy", "--board", p, "--port", "/dev/null")):
+        err = one_line_error(chalk(*args), 1)
+        assert str(p) in err and "not UTF-8" in err
+
+
+def test_huge_unknown_key_is_quick_and_clipped(tmp_path):
+    cfg = json.loads((BOARDS / "five-pins.json").read_text())
+    cfg["k" * 50000] = 1
+    p = tmp_path / "key.json"
+    p.write_text(json.dumps(cfg))
+    start = time.monotonic()
+    with pytest.raises(boardconfig.BoardConfigError) as e:
+        boardconfig.load(str(p))
+    assert time.monotonic() - start < 0.5  # the did-you-mean used to take ~2 s
+    assert "unknown key" in str(e.value) and len(str(e.value)) < 400
+
+
+def test_sim_refuses_bad_board_before_starting(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_bytes(b"\xff\xfe{}")
+    err = one_line_error(chalk("sim", "--board", p, "--flash", tmp_path / "f"), 1)
+    assert "not UTF-8" in err and str(p) in err and "simulated board on" not in err
+
+
+@pytest.mark.parametrize("body, words", [
+    (b'{"t":0,"line":"btn.confirm","v":1}\n\xff\xfe\n', "line 2: not UTF-8"),
+    (b'{"t":0,"line":"btn.confirm","v":1}\n{"t":1e23,"line":"btn.confirm","v":0}\n', "line 2: t"),
+    (b'{"t":100000000000000000000000,"line":"btn.confirm","v":0}\n', "line 1: t must"),
+])
+def test_sim_refuses_bad_trace_at_once(tmp_path, body, words):
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(body)
+    for extra in ((), ("--virtual",)):
+        err = one_line_error(chalk("sim", "--trace", trace, "--flash", tmp_path / "f", *extra,
+                                   timeout=60), 1)
+        assert words in err and str(trace) in err and "simulated board on" not in err
+
+
+def test_trace_player_names_the_non_utf8_line():
+    with pytest.raises(TraceError, match="trace line 3: not UTF-8"):
+        check_trace([b'{"t":0,"line":"btn.confirm","v":1}', b"", b"\xc3("], ["btn.confirm"])
+
+
+# -- options --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, words", [
+    (("sim", "--heap", "abc"), "--heap: 'abc' is not a heap size"),
+    (("service", "--every", "-1"), "--every: '-1': give a number of seconds above 0"),
+    (("archive", "--idle", "0"), "--idle: '0'"),
+])
+def test_bad_option_values_are_usage_errors(args, words):
+    r = chalk(*args)
+    assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr
+
+
+# -- chalk sim stops its board --------------------------------------------------------------------
+
+def _children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path("/proc/%s/stat" % d).read_text()
+            except OSError:
+                continue
+            if stat.rsplit(")", 1)[1].split()[1] == str(pid):
+                out.append(int(d))
+    return out
+
+
+def _alive(pid):
+    try:
+        state = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_signal_to_chalk_sim_stops_the_board_process(tmp_path, sig):
+    p = subprocess.Popen([sys.executable, "-m", "chalk.cli", "sim", "--flash", tmp_path / "f"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = p.stdout.readline().strip()  # printed once the board's process is running
+        assert port.startswith("/dev/"), p.stderr.read() if p.poll() is not None else port
+        boards = [k for k in _children(p.pid)
+                  if "micropython" in Path("/proc/%d/cmdline" % k).read_bytes().decode()]
+        assert len(boards) == 1
+        p.send_signal(sig)
+        assert p.wait(timeout=60) == 0
+        # stop() waited for the board's process: it is gone (or a zombie already reaped by init)
+        deadline = time.monotonic() + 30
+        while _alive(boards[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(boards[0])
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
