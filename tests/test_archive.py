@@ -67,7 +67,7 @@ def table_rows(path):
 # -- unit: schema and ingest -------------------------------------------------------------------
 
 def test_new_archive_is_versioned_wal_with_foreign_keys(tmp_path):
-    path = tmp_path / "sub" / "a.sqlite3"
+    path = tmp_path / "a.sqlite3"
     with Archive(path, create=True) as a:
         assert a.db.execute("PRAGMA user_version").fetchone()[0] == arch.SCHEMA_VERSION
         assert a.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -6,6 +6,7 @@ decided, not what the log claims. A game without a formatter here gets a generic
 
 import json
 
+from chalk.text import printable
 from scoreboard import matchlog
 
 
@@ -24,7 +25,7 @@ def names(head, default):
             p = " & ".join(str(x) for x in p)
         elif isinstance(p, dict):
             p = p.get("name")
-        out.append(str(p) if p else d)
+        out.append(printable(p) if p else d)  # a name never reaches the terminal raw
     return out
 
 

@@ -9,6 +9,7 @@ import sys
 import time
 
 from chalk import link
+from chalk.text import printable
 
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: plain ANSI, any terminal has it
 
@@ -16,8 +17,8 @@ CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: plain ANSI, any terminal h
 def player_name(players, i, default):
     p = players[i] if i < len(players) else None
     if type(p) is list:
-        return " & ".join(str(x) for x in p)
-    return str(p) if p else default
+        return printable(" & ".join(str(x) for x in p))
+    return printable(p) if p else default
 
 
 def _five_pins(st, players):

@@ -124,6 +124,7 @@ class Game:
 
     GAME = None  # game id, as in the match log header
     ACTIONS = ()  # action kinds this game understands, besides "undo"
+    PLAYERS = None  # how many players (or sides) it seats: entries in a header's "players"
 
     def __init__(self, config=None):
         self.config = self.check_config(dict(config or {}))

@@ -72,6 +72,7 @@ MAX_PENALTY = 100
 class Rules(Game):
     GAME = "five-pins"
     ACTIONS = ("break", "shot")
+    PLAYERS = 2
     # The JSON type of each action key (match-log reader): a wrong type is an unreadable line,
     # not a rule broken. "strs" is a list of strings.
     FIELDS = {"break": (("player", int),),

@@ -40,6 +40,7 @@ def _total(s, side):
 class Rules(Game):
     GAME = "shove-hapenny"
     ACTIONS = _KINDS
+    PLAYERS = 2  # sides: a side of two is a pair of names (SH-4)
     # The JSON type of each action key (match-log reader); "ints" is a list of integers.
     FIELDS = {"start": (("side", int),),
               "turn": (("side", int), ("beds", "ints"), ("void", str)),
