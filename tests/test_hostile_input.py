@@ -271,3 +271,46 @@ def test_signal_to_chalk_sim_stops_the_board_process(tmp_path, sig):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+# -- chalk new and names on the terminal ----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    from chalk.sim import Sim
+
+    with Sim("five-pins", flash=tmp_path_factory.mktemp("flash"), test_mode=True) as sim:
+        yield sim
+
+
+def test_new_refuses_more_players_than_the_game_seats(board):
+    err = one_line_error(chalk("new", "--players", "A", "B", "C", "--port", board.port), 1)
+    assert "3 names" in err and "five-pins seats 2" in err
+
+
+def test_new_refuses_control_characters_in_names(board):
+    err = one_line_error(chalk("new", "--players", "\x1b[2JEvil", "Bob", "--port", board.port), 1)
+    assert "control characters" in err and "\x1b" not in err
+
+
+def test_new_refuses_a_config_past_the_rules_bounds(board):
+    err = one_line_error(chalk("new", "--config", "target=" + "1" + "0" * 30,
+                               "--port", board.port), 1)
+    assert "target" in err and "from 1 to 10000" in err
+
+
+def test_names_with_escape_sequences_never_reach_the_terminal_raw(board):
+    from chalk import link
+
+    with link.connect(board.port) as b:  # a name from elsewhere (another tool, an old board)
+        b.request("new", {"game": "five-pins", "players": ["\x1b]0;pwned\x07Ann", "B\u202eob"]})
+    r = chalk("watch", "--once", "--port", board.port)
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "\u202e" not in r.stdout
+    assert "\\x1b]0;pwned\\x07Ann" in r.stdout and "B\\u202eob" in r.stdout
+
+
+def test_deploy_unknown_arch_is_one_line():
+    r = chalk("deploy", "--arch", "arm", "--port", "/dev/null")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "usage" not in r.stderr
+    assert r.stderr.splitlines()[0].startswith("chalk: --arch arm is not") and "xtensawin" in r.stderr
