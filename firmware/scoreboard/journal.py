@@ -226,9 +226,14 @@ class Journal:
         name = _name(no)
         path = self._path(name)
         t = self._t
-        # Seqs rise across files too. Compared with the last *good* seq of the file before, so
-        # that a damaged file's estimate (_HI) cannot cast doubt on the files after it.
-        prev = t[len(t) - _W + _LAST] if t else 0
+        # Seqs rise across files too. Compared with the last *good* seq of the files before, so
+        # that a damaged file's estimate (_HI) cannot cast doubt on the files after it; of all of
+        # them, as a damaged file with no good record has none (0) and would let the next file
+        # start again from 1.
+        prev = 0
+        for b in range(0, len(t), _W):
+            if t[b + _LAST] > prev:
+                prev = t[b + _LAST]
         first = last = hi = end = recs = 0
         finished = False
         line_no = 0
@@ -465,6 +470,7 @@ class Journal:
         for b in range(0, len(rows), _W):
             if rows[b + _LAST] > seq:
                 for rec in self._records(rows[b], rows[b + _END], seq):
+                    seq = rec[0]  # boot() checked that seqs rise across files: they only rise
                     yield rec
 
     def actions(self, game_no=None):
