@@ -314,3 +314,15 @@ def test_deploy_unknown_arch_is_one_line():
     r = chalk("deploy", "--arch", "arm", "--port", "/dev/null")
     assert r.returncode == 2 and "Traceback" not in r.stderr and "usage" not in r.stderr
     assert r.stderr.startswith("chalk: --arch arm is not") and "xtensawin" in r.stderr
+
+
+def test_deep_scenario_file_and_config_option_are_refused(tmp_path):
+    from chalk import scenarios
+    from chalk.errors import ChalkError
+
+    p = tmp_path / "deep.json"
+    p.write_text(DEEP)
+    with pytest.raises(ChalkError, match="nested deeper than 32"):
+        scenarios.load(p)
+    err = one_line_error(chalk("new", "--config", "{" + "[" * 5000, "--port", "/dev/null"), 1)
+    assert "--config is not valid JSON: nested deeper than 32 levels" in err

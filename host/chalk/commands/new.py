@@ -5,6 +5,7 @@ import json
 from chalk import link, watch
 from chalk.commands import add_port
 from chalk.errors import ChalkError
+from scoreboard.safejson import loads
 
 ORDER = 34
 
@@ -16,7 +17,7 @@ def parse_config(items):
         return None
     if len(items) == 1 and items[0].lstrip().startswith("{"):
         try:
-            cfg = json.loads(items[0])
+            cfg = loads(items[0])
         except ValueError as e:
             raise ChalkError("--config is not valid JSON: %s" % e,
                              'give an object such as \'{"target": 60}\' or KEY=VALUE words')
@@ -30,7 +31,7 @@ def parse_config(items):
             raise ChalkError("--config %r is not KEY=VALUE" % item,
                              "e.g. --config target=60 sets=3, or one JSON object")
         try:
-            cfg[key] = json.loads(value)
+            cfg[key] = loads(value)
         except ValueError:
             cfg[key] = value
     return cfg
