@@ -11,8 +11,6 @@
 
 import json
 
-from .safejson import loads
-
 
 class BoardConfigError(ValueError):
     """A board config that cannot drive a board; `path` names the key ("timings.debounce_ms")."""
@@ -425,8 +423,8 @@ def load(source):
     if type(source) is str:
         where = source
         try:
-            with open(source, "rb") as f:
-                text = f.read().decode()
+            with open(source) as f:
+                text = f.read()  # both interpreters check the UTF-8 as they decode
         except OSError as e:
             raise BoardConfigError("%s: cannot read the board config (%s)" % (source, e))
         except UnicodeError:
@@ -434,7 +432,7 @@ def load(source):
         if text.startswith("\ufeff"):
             text = text[1:]  # a byte order mark some editors put first
         try:
-            source = loads(text)
+            source = _loads(text)
         except ValueError as e:
             raise BoardConfigError("%s: not valid JSON (%s)" % (where, e))
     try:
@@ -443,6 +441,33 @@ def load(source):
         if where is None:
             raise
         raise BoardConfigError("%s: %s" % (where, e), e.path)
+
+
+def _loads(text):
+    # json.loads with scoreboard.safejson's limits (nesting, NaN), inline: a separate module
+    # would stay on a board's heap after boot, while this one is dropped (main.py).
+    if text.count("[") + text.count("{") > 32 or "N" in text or "I" in text:
+        level = 0
+        quoted = esc = False
+        for ch in text:
+            if quoted:
+                if esc:
+                    esc = False
+                elif ch == "\\":
+                    esc = True
+                elif ch == '"':
+                    quoted = False
+            elif ch == '"':
+                quoted = True
+            elif ch in "[{":
+                level += 1
+                if level > 32:
+                    raise ValueError("nested deeper than 32 levels")
+            elif ch in "]}":
+                level -= 1
+            elif ch in "NI":
+                raise ValueError("NaN and Infinity are not JSON numbers")
+    return json.loads(text)
 
 
 # -- line names -----------------------------------------------------------------------------------

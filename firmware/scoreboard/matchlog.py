@@ -6,8 +6,6 @@
 
 import json
 
-from .safejson import LimitError, loads
-
 VERSION = 1
 
 # Keys a log line carries beside the action itself; the rules never see them.
@@ -99,6 +97,8 @@ def scan(lines, log, kinds=None):
     """Generator behind read(): fills log.header and log.problems as it goes and yields
     (line_no, record) for each good action line, so a board can replay a long log without
     holding it in RAM."""
+    from .safejson import LimitError, loads  # here: writing a log (the board) needs no parser
+
     last_seq = None
     first = True  # the header is the first non-blank line
     fields = None
@@ -170,11 +170,16 @@ def _kinds(log, n):
     except ConfigError as e:
         log.problem(n, str(e))
         return None, None
-    return cls.ACTIONS, getattr(cls, "FIELDS", None)
+    fields = {}
+    for part in getattr(cls, "FIELDS", "").split(";"):  # "kind key:t key:t; kind ..."
+        words = part.split()
+        if words:
+            fields[words[0]] = [w.split(":") for w in words[1:]]
+    return cls.ACTIONS, fields
 
 
-_TYPES = {int: "an integer", str: "a string", "ints": "a list of integers",
-          "strs": "a list of strings"}
+_TYPES = {"i": "an integer", "s": "a string", "I": "a list of integers",
+          "S": "a list of strings"}
 
 
 def _check_fields(rec, spec):
@@ -186,10 +191,10 @@ def _check_fields(rec, spec):
         if key not in rec:
             continue  # a missing key is the rules' to judge (some have defaults)
         v = rec[key]
-        if want is int or want is str:
-            ok = type(v) is want
+        item = int if want in "iI" else str
+        if want in "is":
+            ok = type(v) is item
         else:
-            item = int if want == "ints" else str
             ok = type(v) is list and all(type(x) is item for x in v)
         if not ok:
             return "%s must be %s, not %s" % (json.dumps(key), _TYPES[want], _clip(_dumps(v)))

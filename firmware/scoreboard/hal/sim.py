@@ -8,7 +8,6 @@
 
 import json
 
-from ..safejson import loads
 from . import HEIGHT, WIDTH, Board, Pegs, RealClock, Storage, ticks_add, ticks_diff
 
 # -- clocks ---------------------------------------------------------------------------------------
@@ -448,6 +447,8 @@ def read_trace(lines, names):
     Raises TraceError naming the line number for bad JSON, an unknown line name, t going
     backwards or v not 0/1.
     """
+    from ..safejson import loads  # here: a board that plays no trace never loads it
+
     known = set(names)
     last = -1
     lineno = 0

@@ -43,10 +43,7 @@ def clip(text, width=200):
 
 
 def _q(value):
-    try:
-        return clip(json.dumps(value), 60)
-    except (TypeError, ValueError):
-        return clip(repr(value), 60)
+    return clip(json.dumps(value), 60)  # config values come from JSON: they dump
 
 
 def config_value(config, key, default, allowed=None, low=None, high=None):
@@ -125,6 +122,7 @@ class Game:
     GAME = None  # game id, as in the match log header
     ACTIONS = ()  # action kinds this game understands, besides "undo"
     PLAYERS = None  # how many players (or sides) it seats: entries in a header's "players"
+    FIELDS = ""  # the JSON types of its action keys, for the match-log reader (five_pins.py)
 
     def __init__(self, config=None):
         self.config = self.check_config(dict(config or {}))

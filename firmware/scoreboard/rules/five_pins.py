@@ -73,10 +73,10 @@ class Rules(Game):
     GAME = "five-pins"
     ACTIONS = ("break", "shot")
     PLAYERS = 2
-    # The JSON type of each action key (match-log reader): a wrong type is an unreadable line,
-    # not a rule broken. "strs" is a list of strings.
-    FIELDS = {"break": (("player", int),),
-              "shot": (("player", int), ("pins", str), ("carom", int), ("fouls", "strs"))}
+    # The JSON type of each action key, for the match-log reader (a wrong type is an unreadable
+    # line, not a rule broken): i integer, s string, I list of integers, S list of strings. A
+    # string, not a dict: it costs a board's heap next to nothing.
+    FIELDS = "break player:i; shot player:i pins:s carom:i fouls:S"
 
     def check_config(self, config):
         check_keys(config, ("target", "sets", "pin_foul_penalty"), self.GAME)
