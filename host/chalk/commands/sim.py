@@ -31,8 +31,10 @@ def check_inputs(args):
     from scoreboard.hal.sim import TraceError, check_trace
 
     cfg_path = sim.board_config(args.board)
-    if args.no_install and args.flash:
-        cfg_path = Path(args.flash) / "board.json"  # the board runs the config on its flash
+    if args.no_install:
+        # The board runs the config on its flash as it is.
+        flash = Path(args.flash) if args.flash else sim.default_flash(cfg_path.stem)
+        cfg_path = flash / "board.json"
         if not cfg_path.is_file():
             return  # an empty flash boots to the REPL: nothing to check
     try:
