@@ -43,6 +43,10 @@ def check_inputs(args):
         raise ChalkError("bad board config %s" % e,
                          "fix it (docs/board-config.md explains every key); no board was started"
                          if str(cfg_path) in str(e) else None) from None
+    if not args.no_install and (args.game or args.config):
+        # The config the board will run: its game (and game config) as asked, if it can.
+        cfg = boardconfig.load(json.loads(sim.board_for_game(cfg_path, args.game,
+                                                             game_config(args))))
     if not args.trace:
         return
     try:
