@@ -326,3 +326,28 @@ def test_deep_scenario_file_and_config_option_are_refused(tmp_path):
         scenarios.load(p)
     err = one_line_error(chalk("new", "--config", "{" + "[" * 5000, "--port", "/dev/null"), 1)
     assert "--config is not valid JSON: nested deeper than 32 levels" in err
+
+
+@pytest.mark.parametrize("game, config, line, words", [
+    ("texas-42", {}, {"seq": 1, "t": 0, "a": "hand", "bidder": 0, "bid": 30, "took": "ten"},
+     '"took" must be an integer, not "ten"'),
+    ("domino-bingo", {}, {"seq": 1, "t": 0, "a": "hand", "trump": 0, "points": [1.5, 0],
+                          "declared": [0, 0], "big": [0, 0]},
+     '"points" must be a list of integers, not [1.5, 0]'),
+    ("tally", {}, {"seq": 1, "t": 0, "a": "add", "player": 0, "n": True},
+     '"n" must be an integer, not true'),
+])
+def test_wrong_types_in_the_scorepad_games_are_unreadable(tmp_path, game, config, line, words):
+    p = log_file(tmp_path, [{"chalk": 1, "game": game, "config": config}, line])
+    assert words in one_line_error(chalk("replay", p), 2)
+
+
+@pytest.mark.parametrize("game, config", [
+    ("texas-42", {"target": 10 ** 30}), ("domino-bingo", {"big_points_to_win": 10 ** 30}),
+    ("tally", {"target": 10 ** 400}), ("five-pins", {"sets": 10 ** 30}),
+    ("five-pins", {"pin_foul_penalty": 10 ** 30}),
+])
+def test_game_configs_have_upper_bounds(tmp_path, game, config):
+    p = log_file(tmp_path, [{"chalk": 1, "game": game, "config": config}])
+    err = one_line_error(chalk("replay", p), 1)
+    assert "config" in err and "0" * 70 not in err and len(err) < 600
