@@ -50,7 +50,8 @@ def _shove(st, players):
 
 def _texas_42(st, players):
     if len(players) == 4 and all(type(p) is str for p in players):
-        names = ["%s & %s" % (players[0], players[2]), "%s & %s" % (players[1], players[3])]
+        names = [printable("%s & %s" % (players[0], players[2])),
+                 printable("%s & %s" % (players[1], players[3]))]
     else:
         names = [player_name(players, i, ("P1 & P3", "P2 & P4")[i]) for i in (0, 1)]
     w = max(len(n) for n in names)
