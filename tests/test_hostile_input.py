@@ -242,6 +242,13 @@ def _children(pid):
     return out
 
 
+def _cmdline(pid):
+    try:
+        return Path("/proc/%d/cmdline" % pid).read_bytes()
+    except OSError:
+        return b""  # gone already (an mpy-cross of the install, say)
+
+
 def _alive(pid):
     try:
         state = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()[0]
@@ -257,8 +264,7 @@ def test_signal_to_chalk_sim_stops_the_board_process(tmp_path, sig):
     try:
         port = p.stdout.readline().strip()  # printed once the board's process is running
         assert port.startswith("/dev/"), p.stderr.read() if p.poll() is not None else port
-        boards = [k for k in _children(p.pid)
-                  if "micropython" in Path("/proc/%d/cmdline" % k).read_bytes().decode()]
+        boards = [k for k in _children(p.pid) if b"micropython" in _cmdline(k)]
         assert len(boards) == 1
         p.send_signal(sig)
         assert p.wait(timeout=60) == 0
@@ -351,3 +357,26 @@ def test_game_configs_have_upper_bounds(tmp_path, game, config):
     p = log_file(tmp_path, [{"chalk": 1, "game": game, "config": config}])
     err = one_line_error(chalk("replay", p), 1)
     assert "config" in err and "0" * 70 not in err and len(err) < 600
+
+
+def test_sigterm_to_a_virtual_run_stops_its_board_process(tmp_path):
+    # A trace whose one press is 20 hours in: the virtual board runs long enough to be stopped.
+    trace = tmp_path / "long.jsonl"
+    trace.write_text('{"t": 72000000, "line": "btn.confirm", "v": 1}\n')
+    p = subprocess.Popen([sys.executable, "-m", "chalk.cli", "sim", "--virtual", "--trace", trace,
+                          "--flash", tmp_path / "f"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120  # an upper bound: waits for the board's process
+        boards = []
+        while not boards and time.monotonic() < deadline and p.poll() is None:
+            boards = [k for k in _children(p.pid) if b"micropython" in _cmdline(k)]
+            time.sleep(0.05)
+        assert boards, p.communicate()
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=60) == 130
+        assert not _alive(boards[0])
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()

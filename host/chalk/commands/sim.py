@@ -80,9 +80,15 @@ def run(args):
     if args.virtual:
         if not args.trace:
             raise ChalkError("--virtual plays a trace: give one with --trace FILE")
-        actions, summary = sim.run_virtual(args.board, args.trace, flash=args.flash,
-                                           heap=args.heap, test_mode=args.test_mode,
-                                           game=args.game, game_config=game_config(args))
+        # SIGTERM as Ctrl-C: the board's process is killed on the way out (subprocess.run).
+        old = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            actions, summary = sim.run_virtual(args.board, args.trace, flash=args.flash,
+                                               heap=args.heap, test_mode=args.test_mode,
+                                               game=args.game, game_config=game_config(args))
+        finally:
+            for sig in old:
+                signal.signal(sig, old[sig])
         print("simulated %s board, trace %s: %d actions" % (args.board, args.trace,
                                                            len(actions)))
         print("+" + "-" * 16 + "+")
