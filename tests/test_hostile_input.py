@@ -342,8 +342,12 @@ def test_deep_scenario_file_and_config_option_are_refused(tmp_path):
      '"points" must be a list of integers, not [1.5, 0]'),
     ("tally", {}, {"seq": 1, "t": 0, "a": "add", "player": 0, "n": True},
      '"n" must be an integer, not true'),
+    ("seven-pins", {}, {"seq": 1, "t": 0, "a": "break", "player": "one"},
+     '"player" must be an integer, not "one"'),
+    ("novuss", {}, {"seq": 1, "t": 0, "a": "start", "side": 0.5},
+     '"side" must be an integer, not 0.5'),
 ])
-def test_wrong_types_in_the_scorepad_games_are_unreadable(tmp_path, game, config, line, words):
+def test_wrong_types_in_the_other_games_are_unreadable(tmp_path, game, config, line, words):
     p = log_file(tmp_path, [{"chalk": 1, "game": game, "config": config}, line])
     assert words in one_line_error(chalk("replay", p), 2)
 
@@ -351,7 +355,8 @@ def test_wrong_types_in_the_scorepad_games_are_unreadable(tmp_path, game, config
 @pytest.mark.parametrize("game, config", [
     ("texas-42", {"target": 10 ** 30}), ("domino-bingo", {"big_points_to_win": 10 ** 30}),
     ("tally", {"target": 10 ** 400}), ("five-pins", {"sets": 10 ** 30}),
-    ("five-pins", {"pin_foul_penalty": 10 ** 30}),
+    ("five-pins", {"pin_foul_penalty": 10 ** 30}), ("seven-pins", {"start": 10 ** 30}),
+    ("novuss", {"pucks": 10 ** 400}),
 ])
 def test_game_configs_have_upper_bounds(tmp_path, game, config):
     p = log_file(tmp_path, [{"chalk": 1, "game": game, "config": config}])
