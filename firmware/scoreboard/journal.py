@@ -150,6 +150,7 @@ class Journal:
         self._f = None  # that file, open for appending
         self._stopped = []  # game numbers stopped by damage (kept until acknowledged)
         self._seq = 0
+        self._good = 0
         self._max_no = 0
         self._acked = 0
         self._booted = False
@@ -177,6 +178,7 @@ class Journal:
         self._t = array("i")
         self._stopped = []
         self._seq = 0
+        self._good = 0  # while booting: the last good seq of the files scanned so far
         self._max_no = 0
         self._acked = 0
         self._broken = None
@@ -230,10 +232,7 @@ class Journal:
         # that a damaged file's estimate (_HI) cannot cast doubt on the files after it; of all of
         # them, as a damaged file with no good record has none (0) and would let the next file
         # start again from 1.
-        prev = 0
-        for b in range(0, len(t), _W):
-            if t[b + _LAST] > prev:
-                prev = t[b + _LAST]
+        prev = self._good
         first = last = hi = end = recs = 0
         finished = False
         line_no = 0
@@ -296,6 +295,8 @@ class Journal:
             b = len(t) - _W
             t[b + _HI] = max(t[b + _LAST], min(t[b + _HI], first - 1))
         t.extend((no, first, last, hi, end, recs))
+        if last > self._good:
+            self._good = last
         self._open = bad is None and not finished
         self._max_no = no
         if hi > self._seq:
