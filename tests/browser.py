@@ -182,8 +182,8 @@ def screenshots(out_dir):
             served.wait_table("snug", lambda t: t["view"]["rows"] and t["view"]["seq"])
             drv = chrome(paths, 1600, 900)
             try:
-                for path, name in (("/", "venue-tables.png"), ("/table/window",
-                                                                "venue-table.png")):
+                for path, name in (("/?theme=dark", "venue-tables.png"),
+                                   ("/table/snug?theme=light", "venue-table.png")):
                     drv.get(served.url + path)
                     _wait_live(drv)
                     drv.save_screenshot(str(out / name))

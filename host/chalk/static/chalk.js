@@ -65,7 +65,14 @@
     c.appendChild(el("div", "status", v.on_move));
     if (v.last) c.appendChild(el("div", "last", "last: " + v.last));
     if (v.note) c.appendChild(el("div", "note", v.note));
-    (v.warnings || []).forEach(function (w) { c.appendChild(el("div", "warning", "\u26a0 " + w)); });
+    var warnings = v.warnings || [];
+    warnings.slice(0, 3).forEach(function (w) {
+      c.appendChild(el("div", "warning", "\u26a0 " + w));
+    });
+    if (warnings.length > 3) {
+      c.appendChild(el("div", "warning", "\u26a0 " + (warnings.length - 3) + " more: " +
+                       warnings.slice(3).join(", ")));
+    }
     return c;
   }
 
