@@ -3,6 +3,7 @@ and the local API that the other commands use while it runs (docs/venue.md)."""
 
 import argparse
 import os
+import signal
 import socket
 import sys
 
@@ -58,6 +59,10 @@ def tables_wanted(args):
     return out
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt
+
+
 def _bind(host, port):
     try:
         info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
@@ -109,9 +114,15 @@ def run(args):
     if host not in ("127.0.0.1", "::1"):
         print("control (new game, undo) from other machines needs the token in %s" % sfile,
               flush=True)
+    # uvicorn handles SIGINT/SIGTERM itself (a graceful shutdown), then raises the signal again
+    # under the handler it found: make that ours, so the tables are closed and we exit 0.
+    old = signal.signal(signal.SIGTERM, _terminate)
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
     finally:
+        signal.signal(signal.SIGTERM, old)
         venue.close()
         serve.remove_serve_file(sfile)
         sock.close()
