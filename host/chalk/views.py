@@ -38,8 +38,8 @@ def _per_side(st, n_players):
 
 
 def score(game, st):
-    """Each side's score as one number (for charts): five-pins the set's score plus 100 a set
-    won is not meaningful, so the running total is the points scored; see stats for that."""
+    """Each side's score as one number, for charts and statistics: shove ha'penny the marks
+    chalked, five-pins the points of the set in play, any other game its per-side list."""
     if not st:
         return []
     if game == "shove-hapenny":
