@@ -103,7 +103,13 @@ def run(args):
     app = web.create_app(venue, token=token, db_path=db_path)
     config = uvicorn.Config(app, log_level="warning", access_log=False,
                             timeout_graceful_shutdown=2, lifespan="off")
-    server = uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame):
+            venue.stop.set()  # ends the event streams, so the shutdown waits for nothing
+            super().handle_exit(sig, frame)
+
+    server = Server(config)
     sfile = serve.serve_file()
     venue.start()
     serve.write_serve_file(sfile, loop_url, token, venue.tables.values())
