@@ -34,6 +34,11 @@ def test_commands_reach_a_served_board_through_chalk_serve(tmp_path):
     with Sim("five-pins", flash=tmp_path / "flash", test_mode=True) as sim, \
             Served(tmp_path, [("window", sim.port)]) as served:
         served.wait_table("window", lambda t: t["connected"])
+        sfile, tfile = tmp_path / "serve.json", tmp_path / "serve.token"
+        assert oct(sfile.stat().st_mode & 0o777) == "0o644"  # any local user's commands
+        assert oct(tfile.stat().st_mode & 0o777) == "0o600"  # the token: its owner only
+        token = tfile.read_text().strip()
+        assert len(token) >= 24 and token not in sfile.read_text()
         # The port is the server's: the commands go through it, by port, by name or alone.
         r = chalk(served, "new", "--port", sim.port, "--players", "Ann", "Bob")
         assert r.returncode == 0, r.stderr
@@ -61,6 +66,7 @@ def test_commands_reach_a_served_board_through_chalk_serve(tmp_path):
         assert r.returncode != 0 and "no such port" in r.stderr
     assert served.proc.returncode == 0
     assert not (tmp_path / "serve.json").exists()  # gone with the server: commands go direct
+    assert not (tmp_path / "serve.token").exists()
 
 
 def test_serve_archives_every_table_exactly_as_chalk_archive(tmp_path):

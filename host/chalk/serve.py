@@ -8,7 +8,8 @@ What the board sends is passed on to whoever listens (the web pages, `chalk watc
 While it runs, a small file (`serve.json`, in the user's runtime directory or $CHALK_SERVE_FILE)
 says where its API is and which ports it holds; `link.connect` reads it, so `chalk watch`, `new`,
 `undo`, `test` and `service` talk to the board through the server instead of failing on a busy
-port. The file is readable by its owner only: it holds the API token.
+port. The API's control token (for other machines) is in `serve.token` beside it, readable by its
+owner only; commands on this computer reach the API on the loopback address and need none.
 """
 
 import concurrent.futures
@@ -18,9 +19,11 @@ import os
 import queue
 import secrets
 import socket
+import tempfile
 import threading
 import time
 import urllib.parse
+import warnings
 
 from chalk import views
 from chalk.archive import Archive, Follower
@@ -39,7 +42,18 @@ def serve_file():
         return os.environ[ENV_FILE]
     from platformdirs import user_runtime_dir
 
-    return os.path.join(user_runtime_dir("chalk"), "serve.json")
+    try:
+        with warnings.catch_warnings():  # no $XDG_RUNTIME_DIR (a service, cron): a fallback
+            warnings.simplefilter("ignore")
+            where = user_runtime_dir("chalk")
+    except OSError:
+        where = os.path.join(tempfile.gettempdir(), "chalk-%d" % os.getuid())
+    return os.path.join(where, "serve.json")
+
+
+def token_file(path):
+    """The control token's file beside the serve file (owner-only)."""
+    return os.path.splitext(path)[0] + ".token"
 
 
 def _same_port(a, b):
@@ -248,16 +262,22 @@ def _offer(q, data):
 
 
 def write_serve_file(path, url, token, tables):
-    """Say where the API is (written aside and renamed; owner-only: it holds the token)."""
+    """Say where the API is: the serve file (readable by all: the commands of any user on this
+    computer reach the API on the loopback address, which needs no token) and, beside it, the
+    token for other machines, readable by the owner only. Written aside and renamed."""
     d = os.path.dirname(path)
     if d:
         os.makedirs(d, mode=0o700, exist_ok=True)
-    tmp = path + ".%d.tmp" % os.getpid()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump({"pid": os.getpid(), "url": url, "token": token,
-                   "tables": {t.name: t.port for t in tables}}, f)
-    os.replace(tmp, path)
+    for target, mode, text in (
+            (token_file(path), 0o600, token + "\n"),
+            (path, 0o644, json.dumps({"pid": os.getpid(), "url": url,
+                                      "tables": {t.name: t.port for t in tables}}))):
+        tmp = target + ".%d.tmp" % os.getpid()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
 
 
 def remove_serve_file(path):
@@ -266,6 +286,7 @@ def remove_serve_file(path):
             if json.load(f).get("pid") != os.getpid():
                 return  # another server's now
         os.remove(path)
+        os.remove(token_file(path))
     except (OSError, ValueError):
         pass
 
@@ -293,7 +314,7 @@ def find(port=None):
     try:
         with open(path) as f:
             info = json.load(f)
-        url, token, tables = info["url"], info.get("token"), dict(info["tables"])
+        url, tables = info["url"], dict(info["tables"])
         pid = int(info["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -310,7 +331,7 @@ def find(port=None):
         name = next((n for n, p in tables.items() if _same_port(p, port)), None)
         if name is None:
             return None
-    board = RemoteBoard(url, name, token)
+    board = RemoteBoard(url, name)
     try:
         board.hello()
     except OSError:  # the server is not answering (stopped meanwhile): use the port directly

@@ -111,15 +111,21 @@ def run(args):
 
     server = Server(config)
     sfile = serve.serve_file()
+    try:
+        serve.write_serve_file(sfile, loop_url, token, venue.tables.values())
+    except OSError as e:
+        sock.close()
+        raise ChalkError("cannot write %s: %s" % (sfile, e.strerror or e),
+                         "set $%s to a writable path (the other commands read it too)"
+                         % serve.ENV_FILE)
     venue.start()
-    serve.write_serve_file(sfile, loop_url, token, venue.tables.values())
     print("chalk serve: %d table%s (%s), archive %s" % (
         len(wanted), "" if len(wanted) == 1 else "s",
         ", ".join("%s on %s" % t for t in wanted), db_path), flush=True)
     print("scoreboard at %s/  (API: %s/api/tables; Ctrl-C stops)" % (url, url), flush=True)
     if host not in ("127.0.0.1", "::1"):
-        print("control (new game, undo) from other machines needs the token in %s" % sfile,
-              flush=True)
+        print("control (new game, undo) from other machines needs the token in %s"
+              % serve.token_file(sfile), flush=True)
     # uvicorn handles SIGINT/SIGTERM itself (a graceful shutdown), then raises the signal again
     # under the handler it found: make that ours, so the tables are closed and we exit 0.
     old = signal.signal(signal.SIGTERM, _terminate)
@@ -162,7 +168,8 @@ def register(sub):
     p.add_argument("--http-port", type=int, default=8421, metavar="N",
                    help="TCP port of the pages and API (default %(default)s)")
     p.add_argument("--token", help="the token other machines need to control a board (default "
-                   "$CHALK_TOKEN, else a new random one, kept in the serve file)")
+                   "$CHALK_TOKEN, else a new random one, written to serve.token beside the "
+                   "serve file)")
     p.add_argument("--idle", type=float, default=2.0, metavar="SECONDS",
                    help="after this long without a frame, check each board is still there")
     p.add_argument("--baud", type=int, default=None, help=argparse.SUPPRESS)
