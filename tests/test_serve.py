@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -229,3 +230,30 @@ def test_a_board_not_scoring_is_shown_as_such():
     assert not v["scoring"] and v["why"].startswith("not scoring")
     v = views.view({"game": "five-pins", "screen": ["SERVICE", "..."], "state": None}, "w")
     assert not v["scoring"] and "service" in v["why"]
+
+
+def test_a_board_plugged_in_while_serving_is_served(tmp_path):
+    """Without --port or --table, chalk serve looks for new boards: one found is named after its
+    board config, archived, and on the pages; one already served is not taken twice."""
+    from chalk.link import Port
+
+    venue = serve.Venue(str(tmp_path / "a.sqlite3"), say=lambda text: None)
+    try:
+        with Sim("shove-hapenny", flash=tmp_path / "flash", test_mode=True) as sim:
+            listing = [Port(sim.port, "", 0x10C4, 0xEA60, "CP210x", True),
+                       Port("/dev/ttyS0", "", None, None, None, False)]
+            added = venue.discover(listing, serve.probe_name)
+            assert [t.name for t in added] == ["shove-hapenny"]
+            assert venue.discover(listing, serve.probe_name) == []
+            t = added[0]
+            deadline = time.monotonic() + 60
+            while not (t.connected and t.status) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert t.connected, t.log
+            assert t.view()["game"] == "shove-hapenny" and t.view()["scoring"]
+            # A second board of the same kind gets a name of its own.
+            other = Port(str(tmp_path / "gone"), "", 0x1A86, 0x7523, "CH340", True)
+            more = venue.discover([other], lambda p: "shove-hapenny")
+            assert [m.name for m in more] == ["shove-hapenny-2"]
+    finally:
+        venue.close()

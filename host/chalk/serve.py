@@ -197,6 +197,19 @@ class Table(Follower):
         return v
 
 
+def probe_name(port, baud=None):
+    """The name of the board on `port` for a table given only by its port: its board config's
+    name, or None when it does not answer now."""
+    from chalk.link import BAUD, BoardLink, open_port
+
+    try:
+        with BoardLink(open_port(port, baud or BAUD), port) as link:
+            info = link.hello(3.0)
+            return info.get("table") or info.get("board") or None
+    except ChalkError:
+        return None
+
+
 class Venue:
     """Every table served, and whoever listens to them (the web's event streams)."""
 
@@ -208,12 +221,40 @@ class Venue:
         self._listeners = []  # (loop, asyncio.Queue, table name or None, kind)
         self._lock = threading.Lock()
 
-    def add(self, name, port, idle=2.0, baud=None):
-        if name in self.tables:
-            raise ChalkError("two tables named %r" % name, "name them with --table NAME=PORT")
-        t = Table(self, name, port, self.db_path, idle=idle, baud=baud)
-        self.tables[name] = t
+    def add(self, name, port, idle=2.0, baud=None, start=False):
+        """A new table (started at once with `start`, for a board found while serving)."""
+        with self._lock:
+            if name in self.tables:
+                raise ChalkError("two tables named %r" % name,
+                                 "name them with --table NAME=PORT")
+            t = Table(self, name, port, self.db_path, idle=idle, baud=baud)
+            tables = dict(self.tables)
+            tables[name] = t
+            self.tables = tables  # replaced whole: readers in other threads see one or the other
+        if start:
+            t.thread.start()
+            self.changed(t)
         return t
+
+    def free_name(self, base):
+        name, i = base, 2
+        while name in self.tables:
+            name, i = "%s-%d" % (base, i), i + 1
+        return name
+
+    def discover(self, listing, probe, idle=2.0, baud=None):
+        """Serve every board in `listing` (chalk.link.Port rows; board=True ones) not served
+        yet, named by probe(port) (the board's config name) or the port's own name. Returns the
+        tables added (started)."""
+        held = {t.port for t in self.tables.values()}
+        added = []
+        for p in listing:
+            if p.board and p.device not in held and not self.stop.is_set():
+                base = probe(p.device) or os.path.basename(p.device.rstrip("/")) or "table"
+                t = self.add(self.free_name(base), p.device, idle=idle, baud=baud, start=True)
+                self.say("%s: a board on %s, now served" % (t.name, p.device))
+                added.append(t)
+        return added
 
     def start(self):
         for t in self.tables.values():

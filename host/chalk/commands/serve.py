@@ -6,27 +6,16 @@ import os
 import signal
 import socket
 import sys
+import threading
 
 from chalk.errors import ChalkError
 
 ORDER = 31
 
 
-def _probe_name(port, baud):
-    """The board's name for a table given only by its port: its board config's name (or the
-    port's own name when the board does not answer now)."""
-    from chalk.link import BAUD, BoardLink, open_port
-
-    try:
-        with BoardLink(open_port(port, baud or BAUD), port) as link:
-            info = link.hello(3.0)
-            return info.get("table") or info.get("board") or None
-    except ChalkError:
-        return None
-
-
 def tables_wanted(args):
     """[(name, port)] from --table NAME=PORT, --port PORT, or every board attached."""
+    from chalk import serve
     from chalk.link import ports
 
     out = []
@@ -39,13 +28,13 @@ def tables_wanted(args):
     given = list(args.port or [])
     if not out and not given:
         given = [p.device for p in ports() if p.board]
-        if not given:
+        if not given and args.rescan <= 0:
             raise ChalkError("no Chalk board found to serve (no ESP32 USB bridge among the "
                              "serial ports)", "plug the boards in, or give them with --port or "
                              "--table NAME=PORT")
     names = {n for n, _p in out}
     for port in given:
-        base = _probe_name(port, args.baud) or os.path.basename(port.rstrip("/")) or "table"
+        base = serve.probe_name(port, args.baud) or os.path.basename(port.rstrip("/")) or "table"
         name, i = base, 2
         while name in names:
             name, i = "%s-%d" % (base, i), i + 1
@@ -57,6 +46,21 @@ def tables_wanted(args):
             raise ChalkError("two tables named %r" % name, "give each its own NAME=PORT")
         seen.add(name)
     return out
+
+
+def _watch_for_boards(venue, args, write):
+    """Without --port or --table: serve each board plugged in later too."""
+    from chalk import serve
+    from chalk.link import ports
+
+    while not venue.stop.wait(args.rescan):
+        try:
+            listing = ports()
+        except OSError:
+            continue
+        if venue.discover(listing, lambda p: serve.probe_name(p, args.baud), idle=args.idle,
+                          baud=args.baud):
+            write()
 
 
 def _terminate(signum, frame):
@@ -111,17 +115,25 @@ def run(args):
 
     server = Server(config)
     sfile = serve.serve_file()
-    try:
+
+    def write():
         serve.write_serve_file(sfile, loop_url, token, venue.tables.values())
+
+    try:
+        write()
     except OSError as e:
         sock.close()
         raise ChalkError("cannot write %s: %s" % (sfile, e.strerror or e),
                          "set $%s to a writable path (the other commands read it too)"
                          % serve.ENV_FILE)
     venue.start()
+    if not args.table and not args.port and args.rescan > 0:
+        threading.Thread(target=_watch_for_boards, args=(venue, args, write), daemon=True,
+                         name="board finder").start()
     print("chalk serve: %d table%s (%s), archive %s" % (
         len(wanted), "" if len(wanted) == 1 else "s",
-        ", ".join("%s on %s" % t for t in wanted), db_path), flush=True)
+        ", ".join("%s on %s" % t for t in wanted) or "boards plugged in will be served",
+        db_path), flush=True)
     print("scoreboard at %s/  (API: %s/api/tables; Ctrl-C stops)" % (url, url), flush=True)
     if host not in ("127.0.0.1", "::1"):
         print("control (new game, undo) from other machines needs the token in %s"
@@ -138,7 +150,7 @@ def run(args):
         venue.close()
         serve.remove_serve_file(sfile)
         sock.close()
-    for t in venue.tables.values():
+    for t in list(venue.tables.values()):
         c = t.counts
         print("%s: archived %d new records (%d actions)%s" % (
             t.name, c["records"], c["actions"], " from " + t.device if t.device else ""),
@@ -172,6 +184,9 @@ def register(sub):
                    "serve file)")
     p.add_argument("--idle", type=float, default=2.0, metavar="SECONDS",
                    help="after this long without a frame, check each board is still there")
+    p.add_argument("--rescan", type=float, default=3.0, metavar="SECONDS",
+                   help="without --port or --table: look for newly plugged boards this often "
+                   "(default %(default)s; 0: never)")
     p.add_argument("--baud", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no line per game and action, only start-up and errors")
