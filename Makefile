@@ -59,7 +59,7 @@ bench: setup
 # A wheel of chalk with the firmware, board configs and samples inside (setup.py): what a pub
 # PC installs with `pipx install dist/chalk-*.whl`.
 dist: setup
-	rm -rf dist
+	rm -rf dist build/lib build/bdist.*
 	$(BIN)/pip wheel --quiet --disable-pip-version-check --no-deps -w dist .
 	@ls dist/*.whl
 

@@ -49,7 +49,8 @@ def score(game, st):
 
 
 def _rows_generic(st, players):
-    lists = _per_side(st, len(players))
+    # Lists as long as the players first; if none is (four names for two sides), any list.
+    lists = _per_side(st, len(players)) or _per_side(st, 0)
     n = max([len(players)] + [len(v) for _k, v in lists[:1]] + [2 if lists else 0])
     rows = []
     for i in range(n):
