@@ -128,7 +128,9 @@ class Table(Follower):
     def _frame(self, link, f, syncing=False):
         need = super()._frame(link, f, syncing)
         self.venue.frame(self, f)
-        if f.type in ("state", "warn", "boot", "rec"):
+        # Every change the board makes ends with a state frame (after an action's rec, or a new
+        # game's header): one refresh of the whole status per change.
+        if f.type in ("state", "warn", "boot"):
             self._dirty = True
         return need
 
@@ -146,7 +148,10 @@ class Table(Follower):
                 fut.set_exception(e)
                 if not hasattr(e, "reason"):  # no reply at all: the connection is in doubt
                     raise
-        if self._dirty and link.poll(0) is None:
+            except Exception as e:
+                fut.set_exception(ChalkError("chalk serve failed on %s: %s" % (cmd, e)))
+                raise
+        if self._dirty:
             self._refresh(link)
 
     def _refresh(self, link):
@@ -189,8 +194,8 @@ class Table(Follower):
         why = None
         if not self.connected:
             why = "not scoring: %s" % (self.problem or "no connection to the board")
-        v = views.view(self.status if self.connected or self.status else None, self.name,
-                       scoring=self.connected, why=why)
+        # Not connected: the last status known, under a NOT SCORING banner.
+        v = views.view(self.status, self.name, scoring=self.connected, why=why)
         v["port"] = self.port
         v["device"] = (self.info or {}).get("device")
         v["since"] = self.since
