@@ -31,16 +31,28 @@ def _wait(drv, pred, timeout=60):
     return WebDriverWait(drv, timeout, poll_frequency=0.05).until(lambda d: pred(d))
 
 
-def _card(drv, table):
-    return drv.find_element("css selector", 'section.table-card[data-table="%s"]' % table)
+_READ = """
+var card = document.querySelector('section.table-card[data-table="' + arguments[0] + '"]');
+if (!card) return null;
+function texts(sel) {
+  return Array.prototype.map.call(card.querySelectorAll(sel), function (e) {
+    return e.textContent; });
+}
+return {scores: texts(".row .score"), names: texts(".row .name"),
+        scoring: card.getAttribute("data-scoring"), status: texts(".status").join(""),
+        banner: texts(".banner").join(""), imgs: card.querySelectorAll("img").length};
+"""
+
+
+def _read(drv, table):
+    """The table's card as the page shows it now, read in one go (the page replaces a card on
+    each update, so element handles kept across updates would go stale)."""
+    return drv.execute_script(_READ, table)
 
 
 def _scores(drv, table):
-    try:
-        card = _card(drv, table)
-        return [e.text for e in card.find_elements("css selector", ".row .score")]
-    except Exception:  # the card is being replaced by the next update
-        return None
+    card = _read(drv, table)
+    return card and card["scores"]
 
 
 def trace_of_a_game():
@@ -88,11 +100,9 @@ def test_scoreboard_page_follows_a_traced_game_in_chromium(tmp_path, chromium_pa
             _wait(drv, lambda d: d.find_element("tag name", "body")
                   .get_attribute("data-live") == "1")
             _wait(drv, lambda d: _scores(d, "window") == ["0", "0"])
-            card = _card(drv, "window")
-            names = [e.text for e in card.find_elements("css selector", ".row .name")]
-            assert names == ["Ann", evil]  # shown as text, not as markup
-            assert not drv.find_elements("css selector", ".row .name img")
-            assert card.get_attribute("data-scoring") == "1"
+            card = _read(drv, "window")
+            assert card["names"] == ["Ann", evil]  # shown as text, not as markup
+            assert card["imgs"] == 0 and card["scoring"] == "1"
 
             play(served, "window", lines)
             # The page changes by itself (pushed by the server), first after the second
@@ -101,16 +111,16 @@ def test_scoreboard_page_follows_a_traced_game_in_chromium(tmp_path, chromium_pa
             _wait(drv, lambda d: _scores(d, "window") == final)
             api = served.get("/api/tables/window")["view"]
             assert [r["score"] for r in api["rows"]] == final
-            assert "on move" in _card(drv, "window").find_element(
-                "css selector", ".status").text
+            assert _read(drv, "window")["status"].startswith("on move")
 
             # The venue page shows the same table, and says so when it stops scoring.
             drv.get(served.url + "/")
             _wait(drv, lambda d: _scores(d, "window") == final)
             sim.cut = True  # the cable is pulled
-            _wait(drv, lambda d: _card(d, "window").get_attribute("data-scoring") == "0")
-            assert "NOT SCORING" in _card(drv, "window").text
+            _wait(drv, lambda d: _read(d, "window")["scoring"] == "0")
+            card = _read(drv, "window")
+            assert card["banner"].startswith("NOT SCORING") and card["scores"] == final
             sim.cut = False
-            _wait(drv, lambda d: _card(d, "window").get_attribute("data-scoring") == "1")
+            _wait(drv, lambda d: _read(d, "window")["scoring"] == "1")
         finally:
             drv.quit()
