@@ -4,6 +4,7 @@ other commands reach a served board through its API. Simulated boards, 127.0.0.1
 import asyncio
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -22,6 +23,13 @@ def chalk(served, *args, timeout=120):
     return subprocess.run([sys.executable, "-m", "chalk.cli"] + [str(a) for a in args],
                           capture_output=True, text=True, env=served.env, cwd=ROOT,
                           timeout=timeout)
+
+
+def _line(proc, timeout=60.0):
+    """The next line a process prints (an upper bound on the wait, not a pace)."""
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "no line from %s in %d s" % (proc.args, timeout)
+    return proc.stdout.readline()
 
 
 def act(served, table, action):
@@ -50,7 +58,19 @@ def test_commands_reach_a_served_board_through_chalk_serve(tmp_path):
         r = chalk(served, "undo", "--port", "window")
         assert r.returncode == 1
         assert "nothing to undo" in r.stderr and "Traceback" not in r.stderr
-        act(served, "window", {"a": "break", "player": 0})
+        # `chalk watch` follows the board through the server's stream of its frames.
+        watch = subprocess.Popen([sys.executable, "-m", "chalk.cli", "watch"], env=served.env,
+                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+        try:
+            first = _line(watch)
+            assert "to start: the break" in first, first + watch.stderr.read()
+            act(served, "window", {"a": "break", "player": 0})
+            second = _line(watch)  # the next change the board reported
+            assert "on move: Ann" in second, second
+        finally:
+            watch.terminate()
+            watch.wait(10)
         r = chalk(served, "undo", "--port", "window")
         assert r.returncode == 0, r.stderr
         assert "undone" in r.stdout
