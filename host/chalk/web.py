@@ -166,7 +166,9 @@ def create_app(venue, token=None, db_path=None):
     async def api_undo(request):
         return await control(request, "undo")
 
-    async def stats_page(request):
+    # The statistics replay games from the archive: plain functions, which Starlette runs in
+    # its thread pool, so the event streams of the scoreboard never wait for them.
+    def stats_page(request):
         from chalk import stats
 
         with stats.open_ro(db_path) as db:
@@ -175,7 +177,7 @@ def create_app(venue, token=None, db_path=None):
         return templates.TemplateResponse(request, "stats.html", {
             "report": report, "games": games, "title": "Chalk: statistics"})
 
-    async def game_page(request):
+    def game_page(request):
         from chalk import stats
 
         try:
