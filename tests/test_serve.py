@@ -282,4 +282,5 @@ def test_a_board_plugged_in_while_serving_is_served(tmp_path):
 def test_a_game_whose_sides_are_named_one_by_one_still_shows_its_score():
     v = views.view({"game": "texas-42", "players": ["Ann", "Bob", "Cy", "Di"],
                     "state": {"scores": [30, 12], "hands": 2, "winner": None}}, "t")
-    assert [r["score"] for r in v["rows"]][:2] == ["30", "12"]
+    assert [(r["name"], r["score"]) for r in v["rows"]] == [("Ann & Cy", "30"),
+                                                            ("Bob & Di", "12")]

@@ -159,3 +159,24 @@ def test_stats_pages_draw_the_plots_with_names_as_text(tmp_path):
     assert status == 200 and html.count(b"<svg") == 2 and b"Coins in each bed" in html
     assert _call(app, "GET", "/stats/game/99", LAN)[0] == 404
     assert db_path.stat().st_size and not list(tmp_path.glob("*.sqlite3-journal"))
+
+
+def test_partnership_games_count_for_the_pair(tmp_path):
+    """texas-42: sides are players 1 & 3 and 2 & 4 (T42 partnerships): the pair wins."""
+    db_path = tmp_path / "a.sqlite3"
+    head, actions = sample("texas-42.jsonl")
+    store(db_path, "sim-7", [(head, actions)])
+    g = new_game(head["game"], head["config"])
+    for a in actions:
+        g.apply(a)
+    winner = g.state()["winner"]
+    pairs = ["%s & %s" % (head["players"][0], head["players"][2]),
+             "%s & %s" % (head["players"][1], head["players"][3])]
+    with stats.open_ro(db_path) as db:
+        report = stats.players(db)
+        (game,) = stats.game_list(db)
+        s = stats.game_stats(db, 1)
+    assert {p["name"]: p["wins"] for p in report["players"]} == {
+        pairs[winner]: 1, pairs[1 - winner]: 0}
+    assert game["names"] == pairs and game["result"] == "won by " + pairs[winner]
+    assert s["names"] == pairs and s["series"][-1]["score"] == g.state()["scores"]

@@ -52,9 +52,18 @@ def open_ro(path=None):
     return ReadOnlyArchive(path or default_path())
 
 
-def names_of(header):
+def names_of(header, final=None):
+    """The names of a game's sides (a partnership's players joined, as the pages show them)."""
     players = header.get("players") or []
-    return [views.player_name(players, i, "P%d" % (i + 1)) for i in range(max(len(players), 2))]
+    if final is None:  # how many sides: from the game's first state
+        try:
+            from scoreboard.rules import new_game
+
+            final = new_game(header.get("game"), header.get("config")).state()
+        except Exception:  # noqa: BLE001 - an unknown game or config: name players one by one
+            final = None
+    k = len(views.score(header.get("game"), final)) if final else 0
+    return views.side_names(players, k or max(len(players), 2))
 
 
 def _winner(g, final):
@@ -91,7 +100,7 @@ def game_stats(db, gid):
     except ChalkError:
         return None
     head, steps, final = export.replay(db, g)
-    names = names_of(head)
+    names = names_of(head, final)
     series = []
     first = steps[0][2] if steps else final
     series.append({"seq": g["seq"], "t": 0, "score": views.score(g["game"], first)})
@@ -160,10 +169,8 @@ def players(db):
             continue  # a game the rules refuse is for `chalk verify`, not for statistics
         if not g["actions"]:
             continue
-        names = names_of(head)
-        sides = len(views.score(g["game"], final)) or 2
-        names = names[:sides]
         scores = views.score(g["game"], final)
+        names = names_of(head, final)[:len(scores) or 2]
         w = _winner(g, final)
         for i, n in enumerate(names):
             p = table.setdefault(n, {"name": n, "games": 0, "wins": 0, "losses": 0,

@@ -48,13 +48,22 @@ def score(game, st):
     return list(lists[0][1]) if lists else []
 
 
+def side_names(players, k):
+    """Names of k sides. Players named one by one for fewer sides (four names, two sides: a
+    partnership game such as texas-42) sit alternately: side i is players i, i+k, ..."""
+    if k and len(players) > k and len(players) % k == 0:
+        return [" & ".join(player_name(players, j, "P%d" % (j + 1))
+                           for j in range(i, len(players), k)) for i in range(k)]
+    return [player_name(players, i, "P%d" % (i + 1)) for i in range(max(len(players), k))]
+
+
 def _rows_generic(st, players):
     # Lists as long as the players first; if none is (four names for two sides), any list.
     lists = _per_side(st, len(players)) or _per_side(st, 0)
-    n = max([len(players)] + [len(v) for _k, v in lists[:1]] + [2 if lists else 0])
+    names = side_names(players, len(lists[0][1]) if lists else 0)
     rows = []
-    for i in range(n):
-        rows.append({"name": player_name(players, i, "P%d" % (i + 1)),
+    for i in range(max(len(names), 2 if lists else 0)):
+        rows.append({"name": names[i] if i < len(names) else "P%d" % (i + 1),
                      "score": str(lists[0][1][i]) if lists and i < len(lists[0][1]) else "",
                      "detail": "  ".join("%s %s" % (k, v[i]) for k, v in lists[1:]
                                          if i < len(v))})
