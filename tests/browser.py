@@ -150,7 +150,8 @@ def play(served, table, trace_lines, chunk=24):
 
 
 def screenshots(out_dir):
-    """docs/venue-tables.png and docs/venue-table.png: two simulated tables mid-game."""
+    """docs/venue-tables.png and docs/venue-table.png: three simulated tables mid-game (five
+    pins, shove ha'penny, texas-42 on a scorepad)."""
     import tempfile
 
     from chalk.sim import Sim
@@ -163,11 +164,15 @@ def screenshots(out_dir):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         samples = ROOT / "host" / "chalk" / "samples"
+        # The shove ha'penny board plays its sample trace (pegs and all) from boot; the others
+        # are given the first actions of their sample games.
         with Sim("five-pins", flash=tmp / "fp", test_mode=True) as fp, \
-                Sim("shove-hapenny", flash=tmp / "sh", test_mode=True) as sh, \
-                Served(tmp, [("window", fp.port), ("snug", sh.port)]) as served:
+                Sim("shove-hapenny", flash=tmp / "sh",
+                    trace=samples / "traces" / "shove-hapenny.jsonl") as sh, \
+                Sim("scorepad", flash=tmp / "sp", test_mode=True) as sp, \
+                Served(tmp, [("window", fp.port), ("snug", sh.port), ("bar", sp.port)]) as served:
             for name, sample, cut in (("window", "five-pins.jsonl", 9),
-                                      ("snug", "shove-hapenny.jsonl", 12)):
+                                      ("bar", "texas-42.jsonl", 4)):
                 lines = (samples / sample).read_text().splitlines()
                 head = json.loads(lines[0])
                 served.wait_table(name, lambda t: t["connected"])
@@ -179,8 +184,9 @@ def screenshots(out_dir):
                     status, body = served.post("/api/tables/%s/request" % name,
                                                {"cmd": "act", "args": {"action": action}})
                     assert status == 200, body
-            served.wait_table("snug", lambda t: t["view"]["rows"] and t["view"]["seq"])
-            drv = chrome(paths, 1600, 900)
+            served.wait_table("snug", lambda t: t["view"]["headline"].startswith("turn ") and
+                              int(t["view"]["headline"].split()[1]) >= 9, timeout=300)
+            drv = chrome(paths, 1920, 1080)
             try:
                 for path, name in (("/?theme=dark", "venue-tables.png"),
                                    ("/table/snug?theme=light", "venue-table.png")):

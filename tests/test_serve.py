@@ -222,13 +222,15 @@ def test_player_names_are_never_markup_in_the_page(tmp_path):
 
 @pytest.mark.parametrize("game,state,players,scores,on_move", [
     ("tally", {"counts": [3, 5, 1], "winner": None}, ["A", "B", "C"], ["3", "5", "1"],
-     "waiting for the start"),
+     "in play"),
     ("novuss", {"left": [8, 6], "debt": [0, 1], "next": 1, "winner": None}, ["A", "B"],
      ["8", "6"], "on move: B"),
     ("seven-pins", {"totals": [300, 245], "next": 0, "winner": None}, ["A", "B"],
      ["300", "245"], "on move: A"),
     ("texas-42", {"scores": [42, 0], "hands": 1, "winner": None}, [["A", "C"], ["B", "D"]],
-     ["42", "0"], "waiting for the start"),
+     ["42", "0"], "in play"),
+    ("seven-pins", {"totals": [300, 300], "next": None, "winner": None}, ["A", "B"],
+     ["300", "300"], "waiting for the start"),
     ("domino-bingo", {"big": [7, 3], "hands": 9, "winner": 0}, ["A", "B"], ["7", "3"],
      "winner: A"),
     ("tally", {"counts": [2, 2], "winner": "draw"}, ["A", "B"], ["2", "2"], "draw"),

@@ -142,6 +142,8 @@ def view(status, table=None, scoring=True, why=None):
     elif type(nxt) is int and nxt < len(names):
         out["on_move"] = "on move: %s%s" % (names[nxt],
                                             ", ball in hand" if st.get("ball_in_hand") else "")
-    else:
+    elif "next" in st:
         out["on_move"] = "waiting for the start"
+    else:  # a game with no one on move (hands scored as they end)
+        out["on_move"] = "in play"
     return out
