@@ -111,6 +111,8 @@ class Table(Follower):
     def _board(self, info, port):
         super()._board(info, port)
         self.info = dict(info, table=self.name)
+        self.problem = "catching up with the board's journal"
+        self.venue.changed(self)
 
     def _session(self, port):
         try:

@@ -49,7 +49,8 @@
     head.appendChild(el("span", "game", game));
     c.appendChild(head);
     if (!v.scoring) {
-      c.appendChild(el("div", "banner", v.why ? v.why.toUpperCase() : "NOT SCORING"));
+      var since = v.since ? " (since " + new Date(v.since * 1000).toLocaleTimeString() + ")" : "";
+      c.appendChild(el("div", "banner", (v.why ? v.why.toUpperCase() : "NOT SCORING") + since));
     }
     var rows = el("div", "rows");
     v.rows.forEach(function (r) {
