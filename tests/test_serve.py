@@ -286,3 +286,17 @@ def test_a_game_whose_sides_are_named_one_by_one_still_shows_its_score():
                     "state": {"scores": [30, 12], "hands": 2, "winner": None}}, "t")
     assert [(r["name"], r["score"]) for r in v["rows"]] == [("Ann & Cy", "30"),
                                                             ("Bob & Di", "12")]
+
+
+def test_serve_options_are_checked_before_anything_starts(tmp_path):
+    env = dict(os.environ, CHALK_SERVE_FILE=str(tmp_path / "serve.json"))
+    for args, text in ((["--http-port", "70000"], "not a TCP port"),
+                       (["--idle", "0"], "above 0"),
+                       (["--table", "window"], "is not NAME=PORT"),
+                       (["--table", "a=/dev/null", "--table", "a=/dev/zero"], "two tables")):
+        r = subprocess.run([sys.executable, "-m", "chalk.cli", "serve", "--db",
+                            str(tmp_path / "a.sqlite3")] + args, capture_output=True, text=True,
+                           env=env, cwd=ROOT, timeout=60)
+        assert r.returncode in (1, 2) and text in r.stderr, (args, r.stderr)
+        assert "Traceback" not in r.stderr
+    assert not (tmp_path / "serve.json").exists()

@@ -63,6 +63,26 @@ def _watch_for_boards(venue, args, write):
             write()
 
 
+def _tcp_port(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError("%r is not a TCP port (0-65535)" % text)
+    return n
+
+
+def _seconds(text):
+    try:
+        s = float(text)
+    except ValueError:
+        s = -1.0
+    if not s > 0:
+        raise argparse.ArgumentTypeError("%r is not a number of seconds above 0" % text)
+    return s
+
+
 def _terminate(signum, frame):
     raise KeyboardInterrupt
 
@@ -177,12 +197,12 @@ def register(sub):
     p.add_argument("--host", default="127.0.0.1",
                    help="address to serve the pages on (default %(default)s, this computer "
                    "only; 0.0.0.0 for the pub's network)")
-    p.add_argument("--http-port", type=int, default=8421, metavar="N",
+    p.add_argument("--http-port", type=_tcp_port, default=8421, metavar="N",
                    help="TCP port of the pages and API (default %(default)s)")
     p.add_argument("--token", help="the token other machines need to control a board (default "
                    "$CHALK_TOKEN, else a new random one, written to serve.token beside the "
                    "serve file)")
-    p.add_argument("--idle", type=float, default=2.0, metavar="SECONDS",
+    p.add_argument("--idle", type=_seconds, default=2.0, metavar="SECONDS",
                    help="after this long without a frame, check each board is still there")
     p.add_argument("--rescan", type=float, default=3.0, metavar="SECONDS",
                    help="without --port or --table: look for newly plugged boards this often "
