@@ -180,3 +180,20 @@ def test_partnership_games_count_for_the_pair(tmp_path):
         pairs[winner]: 1, pairs[1 - winner]: 0}
     assert game["names"] == pairs and game["result"] == "won by " + pairs[winner]
     assert s["names"] == pairs and s["series"][-1]["score"] == g.state()["scores"]
+
+
+def test_a_games_beds_and_pins_as_csv(tmp_path):
+    db_path = tmp_path / "a.sqlite3"
+    store(db_path, "sim-8", [FIVE, SHOVE])
+    r = chalk("stats", "1", "--db", db_path, "--csv", "-", "--of", "pins")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [(x["name"], x["shots"], x["pin_1"], x["pin_C"], x["carom_3"], x["foul_miss"])
+            for x in rows] == [("Ann", "2", "1", "1", "0", "0"), ("<i>Bob</i>", "1", "1", "0",
+                                                                   "1", "0")]
+    r = chalk("stats", "2", "--db", db_path, "--csv", "-", "--of", "beds")
+    rows = list(csv.reader(io.StringIO(r.stdout)))
+    assert rows[1] == ["A", "Cy", "1", "1", "0", "0", "0", "0", "0", "0", "0"]
+    assert rows[2] == ["B", "Di", "0", "0", "3", "0", "0", "0", "0", "0", "1"]
+    r = chalk("stats", "1", "--db", db_path, "--csv", "-", "--of", "beds")
+    assert r.returncode == 1 and "has no beds" in r.stderr

@@ -264,6 +264,32 @@ def game_csv(s):
     return buf.getvalue()
 
 
+def beds_csv(s):
+    """Shove ha'penny: the coins each side put in each bed."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["side", "name"] + ["bed_%d" % (i + 1) for i in range(9)])
+    for i, beds in enumerate(s["beds"]):
+        w.writerow(["AB"[i], s["names"][i]] + list(beds))
+    return buf.getvalue()
+
+
+def pins_csv(s):
+    """Five-pins: per player, shots, each pin's falls, caroms by value and fouls by code (every
+    code of FP-14 and FP-15, in the rules' order)."""
+    from scoreboard.rules.five_pins import FOULS
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["player", "name", "shots"] + ["pin_%s" % p for p in PINS] +
+               ["carom_3", "carom_4"] + ["foul_%s" % f for f in FOULS])
+    for i in range(2):
+        w.writerow([i + 1, s["names"][i], s["shots"][i]] + list(s["pins"][i]) +
+                   [s["caroms"][i].get(3, 0), s["caroms"][i].get(4, 0)] +
+                   [s["fouls"][i].get(f, 0) for f in FOULS])
+    return buf.getvalue()
+
+
 # -- SVG -------------------------------------------------------------------------------------
 
 COLOURS = ["#e8a33d", "#4fa3e0", "#5fd47a", "#e05f8a", "#b38cf0", "#9aa39c", "#f06a4f",

@@ -42,7 +42,14 @@ def run(args):
             raise ChalkError("no game %s in the archive %s" % (args.game, db.path),
                              "`chalk games` lists the games archived")
         if args.csv:
-            _write(stats.game_csv(s), args.csv)
+            if args.of == "beds" and "beds" not in s:
+                raise ChalkError("game %d is %s: it has no beds" % (s["id"], s["game"]),
+                                 "--of beds is for shove ha'penny games")
+            if args.of == "pins" and "pins" not in s:
+                raise ChalkError("game %d is %s: it has no pins" % (s["id"], s["game"]),
+                                 "--of pins is for five-pins games")
+            _write({"score": stats.game_csv, "beds": stats.beds_csv,
+                    "pins": stats.pins_csv}[args.of](s), args.csv)
         else:
             print("\n".join(stats.game_text(s)))
     return 0
@@ -61,4 +68,7 @@ def register(sub):
 
     add_db(p)
     p.add_argument("--csv", metavar="FILE", help="write CSV to FILE (- for standard output)")
+    p.add_argument("--of", choices=("score", "beds", "pins"), default="score",
+                   help="with ID and --csv: the score after each action (default), the coins "
+                   "per bed (shove ha'penny) or pins, caroms and fouls per player (five-pins)")
     p.set_defaults(func=run)
