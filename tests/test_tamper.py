@@ -569,9 +569,14 @@ def test_a_v1_archive_is_upgraded_with_its_links(tmp_path, keys):
     db = fill(tmp_path / "old.db", live=True)
     # What a chalk before chains left: no links, no heads, schema version 1.
     sql(db, "DROP TABLE links", "DROP TABLE heads", "PRAGMA user_version = 1")
+    # Read (read-only): the chain tables are made for that connection, the file is untouched.
     with Archive(db) as a:
-        assert a.db.execute("PRAGMA user_version").fetchone()[0] == 2
         results = verify.verify(a, None, KeyStore(keys))
+    assert rows(db, "PRAGMA user_version") == [(1,)]
+    # Opened to write (as `chalk archive` does): upgraded for good.
+    with Archive(db, readonly=False) as a:
+        assert a.db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert verify.verify(a, None, KeyStore(keys))[0].signer == results[0].signer
     # Every record chained and holding; the end record carried its signature all along, the
     # game under way was signed only by `sign` replies, which a v1 archive did not keep.
     assert [r.signer for r in results] == [verify.chain.key_id(KEY), None]

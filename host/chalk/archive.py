@@ -130,6 +130,10 @@ def default_path():
     env = os.environ.get(ENV_DB)
     if env:
         return Path(env)
+    return _data_path()
+
+
+def _data_path():
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("chalk")) / "archive.sqlite3"
@@ -204,14 +208,27 @@ def _check(rec):
     return None
 
 
-class Archive:
-    """An open archive file. `create`: make the file (and its directory) if missing; otherwise
-    a missing file is an error. Every failure comes out as ArchiveError naming the file."""
+def load_cell(text):
+    """A JSON cell of the archive, or None if it is damaged (not JSON, too deep, NaN)."""
+    from scoreboard.safejson import loads
 
-    def __init__(self, path=None, create=False, wait=LOCK_WAIT):
+    try:
+        return loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):
+        return None
+
+
+class Archive:
+    """An open archive file. `create`: make the file if missing (its directory must exist);
+    otherwise a missing file is an error, and the file is opened read-only (`readonly`, by
+    default `not create`), so an archive on read-only media or without write permission can be
+    read. Every failure comes out as ArchiveError naming the file."""
+
+    def __init__(self, path=None, create=False, wait=LOCK_WAIT, readonly=None):
         self.path = Path(path) if path else default_path()
         self.wait = wait
         self.db = None
+        self.readonly = (not create) if readonly is None else readonly
         self._open(create)
 
     # -- opening -----------------------------------------------------------------------------
@@ -224,8 +241,15 @@ class Archive:
             if not create:
                 raise ArchiveError("no archive at %s" % p,
                                    "run `chalk archive` first, or give the file with --db")
+            if not p.parent.is_dir() and p != _data_path():
+                # A --db (or $CHALK_DB) in a directory that is not there is a typo, not a place
+                # to create; only the default place in the user's data directory is made.
+                raise ArchiveError("cannot create the archive %s: no directory %s"
+                                   % (p, p.parent), "create the directory first, or fix the "
+                                   "path given with --db")
             try:
-                p.parent.mkdir(parents=True, exist_ok=True)
+                if p == _data_path():
+                    p.parent.mkdir(parents=True, exist_ok=True)
                 with open(p, "ab"):
                     pass
             except OSError as e:
@@ -233,7 +257,10 @@ class Archive:
                                    "choose a writable place with --db")
         try:
             # isolation_level=None: transactions are begun and ended here, explicitly.
-            self.db = sqlite3.connect(str(p), timeout=self.wait, isolation_level=None)
+            if self.readonly:
+                self.db = self._connect_ro(p)
+            else:
+                self.db = sqlite3.connect(str(p), timeout=self.wait, isolation_level=None)
         except sqlite3.Error as e:
             raise ArchiveError("cannot open the archive %s: %s" % (p, e))
         try:
@@ -242,6 +269,26 @@ class Archive:
             self.db.close()
             self.db = None
             raise
+
+    def _connect_ro(self, p):
+        # mode=ro: nothing is written, so a read-only file or directory can be read. A WAL
+        # database whose -shm cannot be made (read-only directory) opens as immutable instead.
+        uri = p.resolve().as_uri()
+        for extra in ("?mode=ro", "?mode=ro&immutable=1"):
+            db = sqlite3.connect(uri + extra, uri=True, timeout=self.wait, isolation_level=None)
+            try:
+                db.execute("PRAGMA user_version").fetchone()
+            except sqlite3.Error as e:
+                if "unable to open" in str(e) or "readonly" in str(e):
+                    db.close()
+                    continue
+            return db  # other trouble (not a database...) is named by _check_schema
+        raise sqlite3.OperationalError("unable to open the file read-only")
+
+    def integrity(self):
+        """What SQLite's integrity check finds wrong with the file ([] when it is sound)."""
+        rows = self._q("PRAGMA integrity_check")
+        return [r[0] for r in rows if r[0] != "ok"]
 
     def _check_schema(self, create):
         with self._errors():
@@ -278,31 +325,50 @@ class Archive:
             self.db.execute("PRAGMA foreign_keys = ON")
 
     def _upgrade_v1(self):
-        """A v1 archive gets the chain tables, with the links of what it holds worked out."""
+        """A v1 archive gets the chain tables, with the links of what it holds worked out.
+        Opened read-only, the file is left as it is: the tables are made for this connection
+        only (TEMP), so it still reads, and verifies as a v2 one would."""
+        if self.readonly:
+            with self._errors():
+                for stmt in _CHAIN_SCHEMA.split(";"):
+                    if stmt.strip().startswith("CREATE TABLE"):
+                        self.db.execute(stmt.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
+                self._fill_links(self.db)
+            return
         with self.transaction() as db:
             for stmt in _CHAIN_SCHEMA.split(";"):
                 if stmt.strip():
                     db.execute(stmt)
-            for gid, board_id in db.execute("SELECT id, board_id FROM games").fetchall():
-                g = db.execute("SELECT seq, header, end_seq, \"end\" FROM games WHERE id = ?",
-                               (gid,)).fetchone()
-                recs = [{"seq": g[0], "type": "H", "header": json.loads(g[1])}]
-                recs += [json.loads(line) for (line,) in db.execute(
-                    "SELECT line FROM actions WHERE game_id = ? ORDER BY seq", (gid,))]
-                if g[2] is not None:
-                    recs.append({"seq": g[2], "type": "E", "end": json.loads(g[3])})
-                link = chain.ZERO
-                for r in recs:
-                    link = _link(link, r)
-                    db.execute("INSERT INTO links (board_id, seq, game_id, link) VALUES "
-                               "(?, ?, ?, ?)", (board_id, r["seq"], gid,
-                                                chain.hexlify(link) if link else None))
-                    link = link or chain.ZERO
-            for board_id, seq, state in db.execute(
-                    "SELECT board_id, seq, state FROM states").fetchall():
-                db.execute("UPDATE links SET state = ? WHERE board_id = ? AND seq = ?",
-                           (_state_hash(json.loads(state)), board_id, seq))
+            self._fill_links(db)
             db.execute("PRAGMA user_version = %d" % SCHEMA_VERSION)
+
+    def _fill_links(self, db):
+        """The links of every record held, and the hashes of the states (a damaged cell is
+        left without: verify names it)."""
+        for gid, board_id, seq, header, end_seq, end in db.execute(
+                "SELECT id, board_id, seq, header, end_seq, \"end\" FROM games").fetchall():
+            recs = [{"seq": seq, "type": "H", "header": load_cell(header)}]
+            for aseq, line in db.execute("SELECT seq, line FROM actions WHERE game_id = ? "
+                                         "ORDER BY seq", (gid,)).fetchall():
+                rec = load_cell(line)
+                recs.append(rec if type(rec) is dict else {"seq": aseq, "a": None})
+            if end_seq is not None:
+                recs.append({"seq": end_seq, "type": "E", "end": load_cell(end)})
+            link = chain.ZERO
+            for r in recs:
+                try:
+                    link = _link(link, r) if link is not None else None
+                except (AttributeError, KeyError, TypeError):
+                    link = None  # a damaged record: no link from here on
+                db.execute("INSERT OR IGNORE INTO links (board_id, seq, game_id, link) VALUES "
+                           "(?, ?, ?, ?)", (board_id, r["seq"], gid,
+                                            chain.hexlify(link) if link else None))
+        for board_id, seq, state in db.execute(
+                "SELECT board_id, seq, state FROM states").fetchall():
+            st = load_cell(state)
+            if type(st) is dict:
+                db.execute("UPDATE links SET state = ? WHERE board_id = ? AND seq = ?",
+                           (_state_hash(st), board_id, seq))
 
     def close(self):
         if self.db is not None:
@@ -613,8 +679,19 @@ class Archive:
         out = []
         for r in rows:
             d = dict(zip(self._GAME_COLS, r))
-            d["header"] = json.loads(d["header"])
-            d["end"] = json.loads(d["end"]) if d["end"] else None
+            # A damaged cell (edited by hand, a bad disk) is noted, never a traceback: the game
+            # is still listed, and verify and export say what is wrong with it.
+            d["damaged"] = []
+            head = load_cell(d["header"])
+            if type(head) is not dict:
+                d["damaged"].append("header")
+                head = {"game": d["game"]}
+            d["header"] = head
+            end = load_cell(d["end"]) if d["end"] else None
+            if d["end"] and type(end) is not dict:
+                d["damaged"].append("end")
+                end = {}
+            d["end"] = end
             out.append(d)
         return out
 
@@ -641,8 +718,13 @@ class Archive:
 
     def states(self, game_id):
         """The states the board reported for the game: {seq: state dict}."""
-        return {seq: json.loads(s) for seq, s in self._q(
-            "SELECT seq, state FROM states WHERE game_id = ? ORDER BY seq", (game_id,))}
+        out = {}
+        for seq, s in self._q("SELECT seq, state FROM states WHERE game_id = ? ORDER BY seq",
+                              (game_id,)):
+            state = load_cell(s)
+            # A damaged state is text, so it never equals the replay's state: verify shows it.
+            out[seq] = state if type(state) is dict else "damaged: %r" % (str(s)[:60],)
+        return out
 
     def gaps(self, board_id):
         return self._q("SELECT after, next FROM gaps WHERE board_id = ? ORDER BY after",
@@ -1131,6 +1213,11 @@ class Follower:
             g["last_seq"] if g["last_seq"] is not None else g["seq"], end))
 
     # -- live --------------------------------------------------------------------------------
+    tick = 0.2  # the longest wait for a frame before _between runs again
+
+    def _between(self, link):
+        """Called between frames while live: `chalk serve` passes its clients' commands here."""
+
     def _live(self, link):
         from chalk.link import NoReply
 
@@ -1138,7 +1225,8 @@ class Follower:
         quiet = time.monotonic()
         unanswered = 0
         while not self._stopped():
-            f = link.poll(0.2)
+            self._between(link)
+            f = link.poll(self.tick)
             st = link.stats()
             need = st["lost"] > base["lost"] or st["restarts"] > base["restarts"]
             if f is None:

@@ -22,6 +22,7 @@ import json
 from collections import namedtuple
 
 from chalk import chainhost
+from chalk.archive import load_cell
 from chalk.errors import ChalkError
 from scoreboard import chain, matchlog
 from scoreboard.rules import RuleError
@@ -255,15 +256,17 @@ def verify_game(archive, game, keys=None, board_last=None):
     diffs = []
     rows = archive.actions(gid)
     actions = []
+    if game.get("damaged"):  # a header or end cell that is not JSON any more
+        problems.append(Problem("archive", game["seq"], "seq %d" % game["seq"],
+                                "the %s cell is damaged (not JSON)"
+                                % " and ".join(game["damaged"])))
+        return Result(game, len(rows), 0, diffs, problems, None)
     for seq, t, line in rows:
-        try:
-            rec = json.loads(line)
-        except (ValueError, RecursionError):
-            rec = None
+        rec = load_cell(line)
         if type(rec) is not dict or rec.get("seq") != seq or rec.get("t") != t:
             problems.append(Problem("archive", seq, "seq %d" % seq, "the actions row does not "
                                     "hold a match-log line for seq %d at t %s: %s"
-                                    % (seq, t, _clip(line))))
+                                    % (seq, t, _clip(str(line)))))
             continue
         actions.append((seq, rec))
     header = game["header"]

@@ -45,6 +45,11 @@ def run(args):
                              code=worst)
         return 0
     with Archive(args.db) as db:
+        broken = db.integrity()
+        if broken:  # SQLite's own check: pages or indexes damaged under the rows
+            raise ChalkError("the archive %s is damaged: SQLite's integrity check says: %s"
+                             % (db.path, "; ".join(broken[:3])[:300]),
+                             "restore it from a backup; `sqlite3 FILE .recover` may save rows")
         results = verify.verify(db, args.ids or None, keys)
         if not results:
             print("no games in the archive %s" % db.path)
