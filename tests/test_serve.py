@@ -91,8 +91,8 @@ def test_commands_reach_a_served_board_through_chalk_serve(tmp_path):
 
 
 def test_serve_archives_every_table_exactly_as_chalk_archive(tmp_path):
-    with Sim("five-pins", flash=tmp_path / "fp", test_mode=True) as fp, \
-            Sim("shove-hapenny", flash=tmp_path / "sh", test_mode=True) as sh, \
+    with Sim("five-pins", flash=tmp_path / "fp", test_mode=True, keys="") as fp, \
+            Sim("shove-hapenny", flash=tmp_path / "sh", test_mode=True, keys="") as sh, \
             Served(tmp_path, [("window", fp.port), ("snug", sh.port)]) as served:
         for name in ("window", "snug"):
             served.wait_table(name, lambda t: t["connected"])
