@@ -44,7 +44,7 @@ def db(tmp_path):
             recs, states = board_records(dict(head, game_no=1, device=device),
                                          [(0, x["t"], x) for x in actions], seq=seq)
             # Signed as the board would, with a key in the (throw-away) key store.
-            key = bytes([i + 1]) * 32
+            key = bytes([0x70 + i]) * 32
             signed = sign_records(recs, key, device)
             a.ingest(b, recs, states, resync=True)
             a.set_head(b, signed)
