@@ -21,6 +21,7 @@ from scoreboard.sense import (
     kind_name,
 )
 from tests.mp import sense_cases as cases
+from tests.mp import sense_table as table
 from tests.mpy import FIRMWARE, MP_TESTS, micropython_path, run_mp
 
 needs_mp = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")
@@ -47,6 +48,14 @@ def test_button_short_vs_long_press():
 
 def test_button_change_during_lockout_taken_after():
     cases.button_change_during_lockout_taken_after()
+
+
+def test_glitch_shorter_than_min_press_is_no_press():
+    table.button_glitch_shorter_than_min_press_is_no_press()
+
+
+def test_bounce_is_not_chatter():
+    table.health_bounce_is_not_chatter()
 
 
 def test_button_muted_line_silent():
@@ -175,8 +184,9 @@ def test_every_case_has_a_named_test():
     for name in dir(here):
         fn = getattr(here, name)
         if name.startswith("test_") and callable(fn) and fn.__code__.co_names:
-            wrapped.update(n for n in fn.__code__.co_names if hasattr(cases, n))
-    assert {name for name, _ in cases.CASES} <= wrapped
+            wrapped.update(n for n in fn.__code__.co_names
+                           if hasattr(cases, n) or hasattr(table, n))
+    assert {name for name, _ in cases.CASES + table.CASES} <= wrapped
 
 
 # -- the same checks, and the allocation proof, on MicroPython -----------------------------
@@ -186,8 +196,8 @@ def test_same_checks_on_micropython():
     failed = [line for line in out.splitlines() if line.startswith("FAIL")]
     assert not failed, out
     passed = {line.split()[1] for line in out.splitlines() if line.startswith("PASS")}
-    assert passed == {name for name, _ in cases.CASES}
-    assert "SUMMARY passed=%d failed=0" % len(cases.CASES) in out
+    assert passed == {name for name, _ in cases.CASES + table.CASES}
+    assert "SUMMARY passed=%d failed=0" % len(cases.CASES + table.CASES) in out
 
 
 @needs_mp

@@ -38,9 +38,11 @@ class App:
         self.btn_mask = (1 << self.nbtn) - 1
         self.ring = sense.EventRing(64)
         self.buttons = sense.Buttons(self.nbtn, T["debounce_ms"], T["long_press_ms"],
-                                     ring=self.ring)
+                                     ring=self.ring, min_press_ms=T["min_press_ms"])
+        # Chatter is judged on the edges the debouncer takes: contact bounce is not chatter.
         self.health = sense.LineHealth(lines.count, T["stuck_ms"], T["chatter_edges"],
-                                       T["chatter_window_ms"], ring=self.ring)
+                                       T["chatter_window_ms"], ring=self.ring,
+                                       debounce_ms=T["debounce_ms"])
         npins = lines.count - self.nbtn
         self.tilt = None
         if npins:

@@ -16,11 +16,25 @@ from scoreboard.rules import new_game
 
 
 class Trace:
-    def __init__(self, seed=1, bounce=True):
+    def __init__(self, seed=1, bounce=True, bounce_ms=None):
         self.t = 0
         self.records = []
         self.rng = random.Random(seed)
         self.bounce = bounce
+        # (lo, hi): every edge of a press rattles two to four times, lo..hi ms apart (a worn
+        # contact); None: the fixed bounce below.
+        self.bounce_ms = bounce_ms
+
+    def _edge(self, t, line, v):
+        """An edge to `v` at t with random contact bounce; returns when it has settled."""
+        self.at(t, line, v)
+        if self.bounce_ms is None:
+            return t
+        lo, hi = self.bounce_ms
+        for k in range(self.rng.choice((2, 4))):
+            t += self.rng.randint(lo, hi)
+            self.at(t, line, v if k % 2 else 1 - v)
+        return t
 
     def at(self, t, line, v):
         self.records.append((t, line, v))
@@ -35,6 +49,11 @@ class Trace:
         """A button press with contact bounce on make and break."""
         line = "btn." + button
         t = self.t
+        if self.bounce_ms is not None:
+            self._edge(t, line, 1)
+            self._edge(t + hold, line, 0)
+            self.t = t + hold + after
+            return
         if self.bounce:
             self.at(t, line, 1)
             self.at(t + 2, line, 0)
@@ -157,15 +176,16 @@ def _five_pins(tr, head, actions):
             raise ValueError("no trace for five-pins action %r" % a)
 
 
-def from_matchlog(lines, seed=1):
-    """The sensor trace of a match log's actions (header excluded) as a Trace."""
+def from_matchlog(lines, seed=1, bounce_ms=None):
+    """The sensor trace of a match log's actions (header excluded) as a Trace; bounce_ms=(lo, hi)
+    rattles every press edge (Trace)."""
     log = matchlog.read(lines)
     if log.problems:
         raise ValueError("bad match log: %s" % log.problems[0][1])
     actions = [matchlog.strip_meta(r) for _, r in log.actions]
     for a in actions:
         a.pop("t", None)
-    tr = Trace(seed)
+    tr = Trace(seed, bounce_ms=bounce_ms)
     tr.wait(500)
     {"shove-hapenny": _shove, "five-pins": _five_pins}[log.header["game"]](tr, log.header,
                                                                             actions)

@@ -27,7 +27,7 @@ MAX_LINES = const(30)
 
 
 class Buttons:
-    def __init__(self, count, debounce_ms=20, long_ms=1000, ring=None, base=0):
+    def __init__(self, count, debounce_ms=20, long_ms=1000, ring=None, base=0, min_press_ms=-1):
         if count < 1 or count > MAX_LINES:
             raise ValueError("buttons: count must be 1..%d, got %d" % (MAX_LINES, count))
         self.ring = ring if ring is not None else EventRing(32)
@@ -35,6 +35,8 @@ class Buttons:
         self._count = count
         self._db = debounce_ms
         self._long = long_ms
+        self._min = debounce_ms if min_press_ms < 0 else min_press_ms
+        self._short = 0  # held lines not yet held min_press_ms (a release now is a glitch)
         self._base = base  # event id = base + line
         self._state = 0  # debounced levels
         self._lock = 0  # lines waiting out their bounce
@@ -68,6 +70,7 @@ class Buttons:
         state = self._state
         mute = self.mute & self._all
         done = self._done | (state & mute)  # a hold muted at any moment gives no PRESS / LONG
+        short = self._short
         m = (raw ^ state) & ~lock
         i = 0
         while m:
@@ -81,14 +84,25 @@ class Buttons:
                 if state & b:
                     self._down[i] = t
                     done = (done & ~b) | (mute & b)
+                    short |= b
                 else:
-                    if not done & b:
+                    if not (done | short) & b:
                         self.ring.push(PRESS, self._base + i, elapsed(t, self._down[i]), t)
                     done &= ~b
+                    short &= ~b
             m >>= 1
             i += 1
+        if short:  # read pressed min_press_ms or more after the press: a real press
+            m = short & raw
+            i = 0
+            while m:
+                if m & 1 and elapsed(t, self._down[i]) >= self._min:
+                    short &= ~(1 << i)
+                m >>= 1
+                i += 1
+        self._short = short
         if self._long > 0:
-            m = state & ~done
+            m = state & ~(done | short)
             i = 0
             while m:
                 if m & 1:
