@@ -47,6 +47,7 @@ class App:
         self.tilt = None
         if npins:
             self.tilt = sense.TiltLatch(npins, T["min_fall_ms"], T["settle_ms"], ring=self.ring)
+            self._stamped = hasattr(lines, "edge_ms")  # the hal gives each edge its own ms
             self._edge_cb = self._edge  # bound once: an interrupt must not allocate it
             lines.on_edge(self._edge_cb)
         self.grid = None
@@ -241,8 +242,13 @@ class App:
     # -- the loop ----------------------------------------------------------------------------
     def _edge(self, line):
         # Edge interrupt of a tilt line: ints only (sense.TiltLatch.note_edge allocates nothing).
-        self.tilt.note_edge(line - self.nbtn, self.clock.ticks_ms(),
-                            self.board.lines.level(line))
+        # The edge's own time when the hal knows it (the simulated board replaying a trace:
+        # lines.edge_ms), else now (the board's handler runs within a ms or so of its edge).
+        lines = self.board.lines
+        t = lines.edge_ms if self._stamped else -1
+        if t < 0:
+            t = self.clock.ticks_ms()
+        self.tilt.note_edge(line - self.nbtn, t, lines.level(line))
 
     def scan(self, t):
         """The sensing step: lines in, events into the ring. Allocates nothing."""
