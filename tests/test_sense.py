@@ -58,6 +58,10 @@ def test_bounce_is_not_chatter():
     table.health_bounce_is_not_chatter()
 
 
+def test_close_waits_for_a_pin_mid_fall_FP18_FP21():
+    table.tilt_close_waits_for_a_pin_mid_fall()
+
+
 def test_button_muted_line_silent():
     cases.button_muted_line_silent()
 
@@ -211,12 +215,13 @@ def test_hot_paths_allocate_nothing_under_heap_lock():
     assert "BIGINT 0" in out, out  # every stored int fits an ESP32 small int
     assert "GARBAGE 0" in out, out  # unlocked, nothing is left on the heap either
     counts = dict((m[0], int(m[1])) for m in re.findall(r"^COUNT (\w+) (\d+)$", out, re.M))
-    # 60 s of play: 30 short presses, 30+6 long presses, 12 shots of each kind, 3 pins
-    # down per 5 s cycle (one only the interrupt saw), 40 pegs placed and pulled, and the
+    # 60 s of play: 30 short presses, 30+6 long presses, 12 shots of each kind, 4 pins
+    # down per 5 s cycle (one only the interrupt saw, one the close waited for), 40 pegs
+    # placed and pulled, and the
     # stuck and chattering lines reported and cleared.
     assert counts["press"] == 30 and counts["long"] == 36, counts
     assert counts["line"] > 0, counts
-    assert counts["pin_down"] == 36, counts
+    assert counts["pin_down"] == 48, counts
     assert counts["shot_settled"] == 12 and counts["shot_closed"] == 12, counts
     assert counts["peg"] == 80, counts
     assert counts["fault_stuck"] == 6 and counts["fault_chatter"] > 0, counts

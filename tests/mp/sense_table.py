@@ -3,7 +3,19 @@
 # bounce on every edge and spikes on long wires. A module of its own, so that each compiles in
 # a small heap.
 
-from scoreboard.sense import CHATTER, FAULT, LINE, PRESS, Buttons, LineHealth
+from scoreboard.sense import (
+    CHATTER,
+    CLOSING,
+    FAULT,
+    LINE,
+    PIN_DOWN,
+    PRESS,
+    SHOT,
+    SHOT_CLOSED,
+    Buttons,
+    LineHealth,
+    TiltLatch,
+)
 
 
 def of(events, kind):
@@ -13,6 +25,10 @@ def of(events, kind):
 def check(cond, what, got=None):
     if not cond:
         raise AssertionError("%s (got %r)" % (what, got))
+
+
+def on_between(a, b, bit=0):
+    return lambda t: (1 << bit) if a <= t < b else 0
 
 
 def scan(dev, t0, t1, raw_at, step=10):
@@ -78,8 +94,42 @@ def health_bounce_is_not_chatter():
     check(h.status(0) == CHATTER, "a chattering line", h.faulty)
 
 
+
+def tilt_close_waits_for_a_pin_mid_fall():
+    # FP-18: pin 1 left its base 10 ms before close(); it is given the rest of min_fall_ms.
+    p = TiltLatch(5, min_fall_ms=50, settle_ms=5000)
+    scan(p, 0, 100, on_between(20, 80, 1), step=5)  # pin 2 fell and stood: down
+    scan(p, 100, 200, on_between(190, 999, 0), step=5)
+    check(p.close(200) == CLOSING and p.closing(), "close waits", p.latched())
+    # pin 4 leaves after the close: not this shot's
+    scan(p, 200, 300, lambda t: 1 | (8 if t >= 210 else 0), step=5)
+    ev = p.ring.drain()
+    check(of(ev, SHOT) == [(SHOT, SHOT_CLOSED, 3, 240)], "pin 1 down at 190+50", ev)
+    check((PIN_DOWN, 0, 190, 240) in ev, "pin 1 from 190", ev)
+    check(p.is_open() and not p.closing(), "pin 4 opened the next window")
+    check(p.close(400) == 8, "pin 4 is the next shot's", p.latched())
+    # A pin rocking across the close (FP-21): off 10 ms before, back 15 ms after: nothing.
+    p = TiltLatch(5, min_fall_ms=50, settle_ms=5000)
+    scan(p, 0, 100, on_between(20, 80, 2), step=5)
+    scan(p, 100, 200, lambda t: 16 if 190 <= t < 215 else 0, step=5)
+    check(p.close(200) == CLOSING, "waits for C")
+    scan(p, 200, 300, lambda t: 16 if t < 215 else 0, step=5)
+    ev = p.ring.drain()
+    check(of(ev, SHOT) == [(SHOT, SHOT_CLOSED, 4, 215)], "C stood at 215: a wobble", ev)
+    # The handler saw a pin leave after the last scan: waited for too.
+    p = TiltLatch(5, min_fall_ms=50, settle_ms=5000)
+    scan(p, 0, 100, on_between(20, 80, 1), step=5)
+    p.note_edge(2, 97, 1)
+    check(p.close(98) == CLOSING, "handler's pin 3 waited for")
+    scan(p, 100, 200, lambda t: 4, step=5)
+    ev = p.ring.drain()
+    check(of(ev, SHOT) == [(SHOT, SHOT_CLOSED, 6, 150)], "pin 3 down at 97+50 (scan 150)", ev)
+    check(p.close(300, wait=False) == -1, "nothing open")
+
+
 CASES = [
     ("button_glitch_shorter_than_min_press_is_no_press",
      button_glitch_shorter_than_min_press_is_no_press),
     ("health_bounce_is_not_chatter", health_bounce_is_not_chatter),
+    ("tilt_close_waits_for_a_pin_mid_fall", tilt_close_waits_for_a_pin_mid_fall),
 ]

@@ -10,7 +10,7 @@
 # carom4 (toggle the first carom's value), foul (cycles through the foul codes; long: no foul),
 # undo, break (before the match: who breaks, FP-7).
 
-from ..sense import LONG, PRESS, SHOT, SHOT_CLOSED, pins_text
+from ..sense import CLOSING, LONG, PRESS, SHOT, SHOT_CLOSED, pins_text
 from . import BaseReferee
 
 # The order the foul button cycles through: the common ones first.
@@ -28,6 +28,7 @@ class Referee(BaseReferee):
         self.carom = 0
         self.foul = -1
         self.pins = 0  # pins down in shot windows closed since the last shot (settled)
+        self.closing = False  # "confirm" waits for a pin mid-fall (FP-18): SHOT submits
 
     def changed(self):
         self._clear()
@@ -35,10 +36,17 @@ class Referee(BaseReferee):
     def on_event(self, kind, ident, value, t):
         if kind == SHOT:
             # A window the latch closed by itself (settled). Windows closed by "confirm" are
-            # taken directly in confirm(), so their SHOT event is not counted twice.
+            # taken directly in confirm(), so their SHOT event is not counted twice, unless
+            # confirm had to wait for a pin that left its base before it (FP-18).
             if ident != SHOT_CLOSED:
                 self.pins |= value
+            elif self.closing:
+                self.closing = False
+                self.pins |= value
+                self.submit_shot()
             return
+        if self.closing:
+            return  # a few ms until the shot is submitted: nothing else is taken meanwhile
         if kind != PRESS and kind != LONG:
             return
         name = self.app.button(ident)
@@ -69,13 +77,22 @@ class Referee(BaseReferee):
             # close their window now, so it cannot settle later into the first shot and pins
             # still lying are spent (FP-23: a pin off its spot is not counted).
             if tilt is not None:
-                tilt.close(t)
+                tilt.close(t, wait=False)
             if self.app.submit({"a": "break", "player": self.breaker}):
                 self._clear()
             return
         mask = tilt.close(t) if tilt is not None else -1
+        if mask == CLOSING:
+            self.closing = True  # a pin is mid-fall: the shot goes when it is down (FP-18)
+            return
         if mask > 0:
             self.pins |= mask
+        self.submit_shot()
+
+    def submit_shot(self):
+        st = self.app.game.state()
+        if st["next"] is None:
+            return
         action = {"a": "shot", "player": st["next"], "pins": pins_text(self.pins),
                   "carom": self.carom, "fouls": [FOULS[self.foul]] if self.foul >= 0 else []}
         if self.app.submit(action):

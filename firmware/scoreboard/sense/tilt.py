@@ -13,6 +13,13 @@
 # their base when a window opens or closes are "spent": that run already happened (or counted),
 # so only a new run, after the pin has stood, can count again.
 #
+# Closing with a pin mid-fall (FP-18): a pin that left its base before close(t) but has not yet
+# been off min_fall_ms is given the rest of min_fall_ms to be latched. close() then returns
+# CLOSING and the window stays open for those pins only: each one that stays off min_fall_ms is
+# latched, one that stands again sooner was a wobble (FP-21). When none is left to wait for, or
+# min_fall_ms after the close, the window shuts and SHOT (SHOT_CLOSED) carries the mask. A pin
+# that leaves its base after close(t) is not this shot's: it opens the next window.
+#
 # Scans and interrupts. tick(t, raw) measures runs from scans: a run starts at the first scan
 # that sees the pin off and ends at the first scan that sees it standing. A fall and return
 # between two scans is invisible to scans, so an edge interrupt may call note_edge(line, t,
@@ -53,6 +60,7 @@ from .events import PIN_DOWN, SHOT, SHOT_CLOSED, SHOT_SETTLED, EventRing, elapse
 
 _TMASK = const(0x3FFFFFFF)
 _THALF = const(0x1FFFFFFF)
+CLOSING = const(-2)  # close(): waiting for pins mid-fall; SHOT (SHOT_CLOSED) follows
 
 PIN_NAMES = "1234C"  # line i of a five-pins table; SHOT mask bit i
 
@@ -86,6 +94,10 @@ class TiltLatch:
         self._resync = self._all  # pins whose level the next scan adopts silently
         self._open = 0
         self._move_t = 0  # last movement of any pin, while the window is open
+        self._wait = 0  # closing: pins off their base at close(), not yet down (FP-18)
+        self._late = 0  # closing: pins that left their base after close(): the next window's
+        self._close_t = 0
+        self._closing = 0
         self.windows = 0  # windows closed so far
         # Written by note_edge (interrupt side), read by tick.
         self._irq_used = 0  # note_edge was ever called: scans also look at the arrays below
@@ -200,6 +212,9 @@ class TiltLatch:
             self._open = 1
         if moved:
             self._move_t = t
+        if self._closing:
+            self._late |= departed & ~self._wait
+            fell &= ~self._late
         if fell:
             if self._open:
                 latched |= fell
@@ -216,7 +231,12 @@ class TiltLatch:
         self._prev_t = t
         self._latched = latched
         self._spent = spent
-        if self._open and not moved and elapsed(t, self._move_t) >= self._settle:
+        if self._closing:
+            # Still waited for: off its base since before the close, not yet down.
+            self._wait &= raw & ~latched
+            if not self._wait or elapsed(t, self._close_t) >= self._min:
+                self._shut(t, SHOT_CLOSED)
+        elif self._open and not moved and elapsed(t, self._move_t) >= self._settle:
             self._shut(t, SHOT_SETTLED)
 
     def _since(self, s, t):
@@ -244,7 +264,8 @@ class TiltLatch:
     def _shut(self, t, how):
         # A pin still off whose run is already long enough counts (close by button mid-fall).
         latched = self._latched
-        m = self._lvl & ~(latched | self._spent)
+        late = self._late
+        m = self._lvl & ~(latched | self._spent | late)
         i = 0
         while m:
             if m & 1 and elapsed(t, self._off[i]) >= self._min:
@@ -253,27 +274,65 @@ class TiltLatch:
             m >>= 1
             i += 1
         self.ring.push(SHOT, how, latched, t)
-        self._spent |= self._lvl  # pins lying now were counted or missed: not again
+        self._spent |= self._lvl & ~late  # pins lying now were counted or missed: not again
         self._latched = 0
         self._open = 0
+        self._closing = 0
+        self._wait = 0
+        self._late = 0
+        if late:  # left their base after the close: they open the next window
+            self._open = 1
+            self._move_t = t
         self.windows = (self.windows + 1) & _TMASK
         return latched
 
     # -- control (from the referee or a button) ---------------------------------------------
     def open(self, t):
         """Open a shot window now (e.g. the ball was struck). False if one was open already."""
-        if self._open:
+        if self._open or self._closing:
             return False
         self._open = 1
         self._move_t = t & _TMASK
         self._spent |= self._lvl  # a pin already off its base did not fall in this shot
         return True
 
-    def close(self, t):
-        """Close the window now and push SHOT (id SHOT_CLOSED); its mask, or -1 if none was open."""
+    def close(self, t, wait=True):
+        """Close the window and push SHOT (id SHOT_CLOSED): returns its mask, or -1 if none was
+        open, or CLOSING if a pin that left its base before t is not yet down: the window shuts
+        once it is down or stood again, min_fall_ms at the latest (FP-18; wait=False: now)."""
         if not self._open:
             return -1
-        return self._shut(t & _TMASK, SHOT_CLOSED)
+        t &= _TMASK
+        if self._closing:
+            return CLOSING
+        wait_for = 0
+        if wait and self._min > 0:
+            # Off its base (as the last scan or, since, the handler saw it), not down yet, and
+            # off for less than min_fall_ms (a longer run is latched by _shut right now).
+            skip = self._latched | self._spent | self._removed
+            i = 0
+            while i < self._count:
+                b = 1 << i
+                if not skip & b:
+                    since = -1
+                    if self._lvl & b:
+                        since = self._off[i]
+                    elif self._irq_used and self._i_lv[i]:
+                        since = self._i_run[i]
+                    if since >= 0 and elapsed(t, since) < self._min:
+                        wait_for |= b
+                i += 1
+        if wait_for:
+            self._closing = 1
+            self._wait = wait_for
+            self._late = 0
+            self._close_t = t
+            return CLOSING
+        return self._shut(t, SHOT_CLOSED)
+
+    def closing(self):
+        """True while a close() waits for pins mid-fall."""
+        return self._closing == 1
 
     def set_removed(self, mask):
         """Pins removed from their spot (FP-23), bit i = line i; they never count.
