@@ -318,11 +318,13 @@ def test_stuck_button_is_reported_and_play_goes_on_from_the_others(tmp_path):
     assert summary["warnings"] == ["btn.foul stuck"]
     assert summary["screen"][-1] == "!btn.foul stuck"
 
-    # Freed: the warning clears, the button works again (one press: "miss", FP-15).
+    # Freed: the warning clears, the button works again (one press opens the foul list on
+    # "miss", FP-15; confirm marks it, confirm submits the shot).
     tr.t = jammed + 5000
     tr.set("btn.foul", 0)
     tr.wait(1000)
     tr.press("foul")
+    tr.press("confirm")
     tr.press("confirm")
     actions, summary = play("five-pins", tr, tmp_path, "freed")
     assert actions == played + [shot(1, "", fouls=["miss"])]

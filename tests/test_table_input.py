@@ -194,3 +194,56 @@ def test_several_fouls_in_one_shot_from_the_buttons(tmp_path):
     actions, summary = play("five-pins", tr, tmp_path)
     assert actions == [BREAK, shot(0, "1", fouls=["red_first", "pin", "ball_off"]),
                        shot(1, "", fouls=["touch"])]
+
+
+def test_foul_list_on_the_screen(tmp_path):
+    # What the referee sees (docs/scoring-at-the-table.md): the list opens on the most used
+    # code, moves with "foul", shows the marks, and closes on "confirm" (mark) or "undo".
+    from scoreboard.app import App
+    from scoreboard.hal.sim import SimBoard, VirtualClock
+
+    board = SimBoard(str(BOARDS / "five-pins.json"), str(tmp_path), VirtualClock())
+    app = App(board)
+    app.boot()
+
+    def run(ms):
+        for _ in range(ms // 5):
+            board.clock.advance(5)
+            app.tick()
+
+    def press(button):
+        board.set_line("btn." + button, 1)
+        run(90)
+        board.set_line("btn." + button, 0)
+        run(150)
+        return board.display.as_text().split("\n")
+
+    press("confirm")  # the break
+    board.set_line("pin.1", 1)
+    run(2500)
+    screen = press("foul")
+    assert screen == ["FOUL  1/15 P1", "> miss", "  red_first", "  pin", "  pins_first",
+                      "  ball_off", "  touch", "foul:next ok:+/-"]
+    press("foul")
+    screen = press("foul")
+    assert screen[0] == "FOUL  3/15 P1" and screen[3] == "> pin"
+    screen = press("confirm")  # marks "pin", closes the list
+    assert "pins 1 pin" in screen
+    for _ in range(5):
+        press("foul")
+    screen = press("foul")  # the 6th code: the list scrolls with the cursor
+    assert screen == ["FOUL  6/15 P1 *1", "  pins_first", "  ball_off", "> touch",
+                      "  wrong_ball", "  moving", "  not_tip", "foul:next ok:+/-"]
+    screen = press("undo")  # closes the list, nothing changes, nothing undone
+    assert "pins 1 pin" in screen and app.journal.stats()["last_seq"] == 2
+    press("foul")
+    press("foul")
+    press("foul")
+    screen = press("foul")
+    assert screen[1:4] == ["  red_first", " *pin", "> pins_first"]
+    screen = press("carom4")  # another button closes the list and acts
+    assert "pins 1 c4 pin" in screen
+    for button in ("foul", "foul", "confirm", "confirm"):  # mark red_first; submit
+        screen = press(button)
+    acts = list(app.journal.actions())
+    assert acts[-1]["fouls"] == ["red_first", "pin"] and acts[-1]["carom"] == 4

@@ -330,6 +330,8 @@ class App:
         self.dirty = False
         if self.service:
             rows = self.service_rows()
+        elif self.referee.screen() is not None:
+            rows = [r[:16] for r in self.referee.screen()[:8]]  # e.g. the foul list
         else:
             view = self.game.view() if hasattr(self.game, "view") else None
             status = self.referee.status() or self.last

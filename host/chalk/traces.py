@@ -163,11 +163,12 @@ def _five_pins(tr, head, actions):
             carom = action.get("carom", 0)
             if carom:
                 tr.press("carom%d" % carom)
-            fouls = action.get("fouls", [])
-            if len(fouls) > 1:
-                raise ValueError("the foul button records one foul per shot: %r" % fouls)
-            for _ in range(FOULS.index(fouls[0]) + 1 if fouls else 0):
-                tr.press("foul")
+            # The foul list (docs/scoring-at-the-table.md): "foul" opens it and moves down,
+            # "confirm" marks the code under the cursor and closes it.
+            for code in action.get("fouls", []):
+                for _ in range(FOULS.index(code) + 1):
+                    tr.press("foul")
+                tr.press("confirm")
             tr.press("confirm")
             tr.wait(500)
         elif a == "undo":

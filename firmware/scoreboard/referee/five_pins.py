@@ -7,13 +7,21 @@
 # closes the latch's shot window, if still open).
 #
 # Buttons: confirm (short: submit the shot / before the match: the break; long: undo), carom3 /
-# carom4 (toggle the first carom's value), foul (cycles through the foul codes; long: no foul),
-# undo, break (before the match: who breaks, FP-7).
+# carom4 (toggle the first carom's value), foul (the foul list, below; long: no foul), undo,
+# break (before the match: who breaks, FP-7).
+#
+# Several fouls in one shot (FP-14, FP-15; docs/scoring-at-the-table.md): "foul" opens the foul
+# list on the screen with the cursor on the first (most used) code; each further "foul" moves
+# the cursor down. "confirm" marks the code under the cursor (or takes its mark off) and closes
+# the list; "undo" closes it and changes nothing; any other button closes it and then acts. So
+# one foul is "foul" x position, "confirm"; the shot is then submitted with "confirm" as ever.
 
 from ..sense import CLOSING, LONG, PRESS, SHOT, SHOT_CLOSED, pins_text
 from . import BaseReferee
 
-# The order the foul button cycles through: the common ones first.
+# The order of the foul list: the common ones first.
+_LIST_ROWS = 6  # foul codes shown at once, around the cursor
+
 FOULS = ("miss", "red_first", "pin", "pins_first", "ball_off", "touch", "wrong_ball", "moving",
          "not_tip", "double_hit", "push", "contact", "foot", "placing", "jump")
 
@@ -26,7 +34,8 @@ class Referee(BaseReferee):
 
     def _clear(self):
         self.carom = 0
-        self.foul = -1
+        self.fouls = 0  # marked fouls, bit i = FOULS[i]
+        self.menu = -1  # the foul list's cursor, -1 while the list is closed
         self.pins = 0  # pins down in shot windows closed since the last shot (settled)
         self.closing = False  # "confirm" waits for a pin mid-fall (FP-18): SHOT submits
 
@@ -50,6 +59,17 @@ class Referee(BaseReferee):
         if kind != PRESS and kind != LONG:
             return
         name = self.app.button(ident)
+        if self.menu >= 0:
+            cursor = self.menu
+            if name == "foul" and kind == PRESS:
+                self.menu = (cursor + 1) % len(FOULS)
+                return
+            self.menu = -1
+            if name == "confirm" and kind == PRESS:
+                self.fouls ^= 1 << cursor  # mark it, or take its mark off
+                return
+            if name == "undo":
+                return  # closes the list; nothing is undone
         if name == "confirm":
             if kind == LONG:
                 self.app.submit({"a": "undo"})
@@ -62,7 +82,11 @@ class Referee(BaseReferee):
         elif name == "carom4":
             self.carom = 0 if self.carom == 4 else 4
         elif name == "foul":
-            self.foul = -1 if kind == LONG or self.foul + 1 >= len(FOULS) else self.foul + 1
+            if kind == LONG:
+                self.fouls = 0  # no foul
+                self.menu = -1
+            else:
+                self.menu = 0
         elif name == "break":
             self.breaker = 1 - self.breaker
 
@@ -94,7 +118,7 @@ class Referee(BaseReferee):
         if st["next"] is None:
             return
         action = {"a": "shot", "player": st["next"], "pins": pins_text(self.pins),
-                  "carom": self.carom, "fouls": [FOULS[self.foul]] if self.foul >= 0 else []}
+                  "carom": self.carom, "fouls": self.foul_codes()}
         if self.app.submit(action):
             self._clear()
 
@@ -109,6 +133,31 @@ class Referee(BaseReferee):
             parts.append("pins " + pins_text(down))
         if self.carom:
             parts.append("c%d" % self.carom)
-        if self.foul >= 0:
-            parts.append(FOULS[self.foul])
+        codes = self.foul_codes()
+        if len(codes) == 1:
+            parts.append(codes[0])
+        elif codes:
+            parts.append("%d fouls" % len(codes))
         return " ".join(parts) or None
+
+    def foul_codes(self):
+        """The marked fouls, in the list's order."""
+        return [FOULS[i] for i in range(len(FOULS)) if self.fouls >> i & 1]
+
+    def screen(self):
+        """The foul list while it is open (8 rows of 16), else None (the score)."""
+        if self.menu < 0:
+            return None
+        cur = self.menu
+        n = len(FOULS)
+        st = self.app.game.state()
+        who = " P%d" % (st["next"] + 1) if st["next"] is not None else ""
+        marked = len(self.foul_codes())
+        rows = [("FOUL %2d/%d%s" % (cur + 1, n, who)) + (" *%d" % marked if marked else "")]
+        top = max(0, min(cur - 2, n - _LIST_ROWS))
+        for i in range(top, top + _LIST_ROWS):
+            rows.append("%s%s%s" % (">" if i == cur else " ", "*" if self.fouls >> i & 1 else " ",
+                                    FOULS[i]))
+        warnings = self.app.warnings()
+        rows.append("!" + warnings[0] if warnings else "foul:next ok:+/-")
+        return rows
