@@ -223,7 +223,7 @@ def test_foul_list_on_the_screen(tmp_path):
     run(2500)
     screen = press("foul")
     assert screen == ["FOUL  1/15 P1", "> miss", "  red_first", "  pin", "  pins_first",
-                      "  ball_off", "  touch", "foul:next ok:+/-"]
+                      "  ball_off", "  touch", "foul:next conf:*"]
     press("foul")
     screen = press("foul")
     assert screen[0] == "FOUL  3/15 P1" and screen[3] == "> pin"
@@ -233,7 +233,7 @@ def test_foul_list_on_the_screen(tmp_path):
         press("foul")
     screen = press("foul")  # the 6th code: the list scrolls with the cursor
     assert screen == ["FOUL  6/15 P1 *1", "  pins_first", "  ball_off", "> touch",
-                      "  wrong_ball", "  moving", "  not_tip", "foul:next ok:+/-"]
+                      "  wrong_ball", "  moving", "  not_tip", "foul:next conf:*"]
     screen = press("undo")  # closes the list, nothing changes, nothing undone
     assert "pins 1 pin" in screen and app.journal.stats()["last_seq"] == 2
     press("foul")

@@ -159,5 +159,5 @@ class Referee(BaseReferee):
             rows.append("%s%s%s" % (">" if i == cur else " ", "*" if self.fouls >> i & 1 else " ",
                                     FOULS[i]))
         warnings = self.app.warnings()
-        rows.append("!" + warnings[0] if warnings else "foul:next ok:+/-")
+        rows.append("!" + warnings[0] if warnings else "foul:next conf:*")
         return rows
