@@ -347,8 +347,8 @@ def wait_for(link, what, timeout=10.0):
 
 def test_chattering_line_is_reported_and_play_goes_on(tmp_path):
     # A live simulated board (real time, behind its pty): the claim button's line chatters for
-    # 4 s (an edge every 15 ms: over chatter_edges=12 in 1 s). It is reported and muted while
-    # the game starts and a turn is played on the other buttons and the pegs; 1 s after the
+    # 4 s (an edge every 15 ms: over chatter_edges=10 in 400 ms). It is reported and muted while
+    # the game starts and a turn is played on the other buttons and the pegs; 0.4 s after the
     # line goes quiet the warning clears. A chatter can only be seen while it lasts, so this
     # runs live (a virtual run ends with 2 s of quiet).
     tr = Trace(bounce=False)

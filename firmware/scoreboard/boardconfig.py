@@ -75,8 +75,8 @@ TIMINGS = (
     ("settle_ms", 2000, 1, 600000),
     ("peg_debounce_ms", 300, 0, 60000),
     ("stuck_ms", 60000, 1, 3600000),
-    ("chatter_edges", 12, 2, 10000),
-    ("chatter_window_ms", 1000, 1, 600000),
+    ("chatter_edges", 10, 2, 10000),
+    ("chatter_window_ms", 400, 1, 600000),
     ("scan_ms", 5, 1, 1000),
     ("peg_scan_ms", 25, 1, 10000),
 )

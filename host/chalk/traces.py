@@ -21,11 +21,11 @@ class Trace:
         self.records = []
         self.rng = random.Random(seed)
         self.bounce = bounce
-        # (lo, hi): every edge of a press rattles two to four times, lo..hi ms apart (a worn
-        # contact); None: the fixed bounce below.
+        # (lo, hi): every edge of a press, a pin and a peg rattles two or four times, lo..hi ms
+        # apart (a worn contact); None: presses get the fixed bounce below, pins and pegs none.
         self.bounce_ms = bounce_ms
 
-    def _edge(self, t, line, v):
+    def edge(self, t, line, v):
         """An edge to `v` at t with random contact bounce; returns when it has settled."""
         self.at(t, line, v)
         if self.bounce_ms is None:
@@ -50,8 +50,8 @@ class Trace:
         line = "btn." + button
         t = self.t
         if self.bounce_ms is not None:
-            self._edge(t, line, 1)
-            self._edge(t + hold, line, 0)
+            self.edge(t, line, 1)
+            self.edge(t + hold, line, 0)
             self.t = t + hold + after
             return
         if self.bounce:
@@ -71,14 +71,14 @@ class Trace:
 
     def pin_fall(self, pin, at, down_for=None):
         """A pin leaves its base at `at`; stands again after `down_for` ms (None: stays down)."""
-        self.at(at, "pin." + pin, 1)
+        self.edge(at, "pin." + pin, 1)
         if down_for is not None:
-            self.at(at + down_for, "pin." + pin, 0)
+            self.edge(at + down_for, "pin." + pin, 0)
 
     def wobble(self, pin, at, ms=12):
         """A pin rocks without losing contact long enough to count (FP-21)."""
-        self.at(at, "pin." + pin, 1)
-        self.at(at + ms, "pin." + pin, 0)
+        self.edge(at, "pin." + pin, 1)
+        self.edge(at + ms, "pin." + pin, 0)
 
     def lines(self):
         out = sorted(self.records, key=lambda r: r[0])
@@ -100,11 +100,11 @@ def _shove(tr, head, actions):
             for b in range(9):
                 while pegs[s][b] < beds[s][b]:
                     pegs[s][b] += 1
-                    tr.set("peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 1)
+                    tr.edge(tr.t, "peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 1)
                     tr.wait(tr.rng.randint(150, 400))
                     changed = True
                 while pegs[s][b] > beds[s][b]:
-                    tr.set("peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 0)
+                    tr.edge(tr.t, "peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 0)
                     pegs[s][b] -= 1
                     tr.wait(tr.rng.randint(150, 400))
                     changed = True

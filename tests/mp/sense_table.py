@@ -113,9 +113,9 @@ def tilt_close_waits_for_a_pin_mid_fall():
     scan(p, 0, 100, on_between(20, 80, 2), step=5)
     scan(p, 100, 200, lambda t: 16 if 190 <= t < 215 else 0, step=5)
     check(p.close(200) == CLOSING, "waits for C")
-    scan(p, 200, 300, lambda t: 16 if t < 215 else 0, step=5)
+    scan(p, 200, 400, lambda t: 16 if t < 215 else 0, step=5)
     ev = p.ring.drain()
-    check(of(ev, SHOT) == [(SHOT, SHOT_CLOSED, 4, 215)], "C stood at 215: a wobble", ev)
+    check(of(ev, SHOT) == [(SHOT, SHOT_CLOSED, 4, 300)], "C stood at 215: a wobble", ev)
     # The handler saw a pin leave after the last scan: waited for too.
     p = TiltLatch(5, min_fall_ms=50, settle_ms=5000)
     scan(p, 0, 100, on_between(20, 80, 1), step=5)

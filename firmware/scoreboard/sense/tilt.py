@@ -16,9 +16,11 @@
 # Closing with a pin mid-fall (FP-18): a pin that left its base before close(t) but has not yet
 # been off min_fall_ms is given the rest of min_fall_ms to be latched. close() then returns
 # CLOSING and the window stays open for those pins only: each one that stays off min_fall_ms is
-# latched, one that stands again sooner was a wobble (FP-21). When none is left to wait for, or
-# min_fall_ms after the close, the window shuts and SHOT (SHOT_CLOSED) carries the mask. A pin
-# that leaves its base after close(t) is not this shot's: it opens the next window.
+# latched, one that stands again sooner was a wobble (FP-21). A pin whose contact rattled less
+# than min_fall_ms before close(t) is waited for too (a toppling pin bounces on its base, and
+# its counting run may start just after t). When none is left to wait for, or 2 x min_fall_ms
+# after the close, the window shuts and SHOT (SHOT_CLOSED) carries the mask. Any other pin that
+# leaves its base after close(t) is not this shot's: it opens the next window.
 #
 # Scans and interrupts. tick(t, raw) measures runs from scans: a run starts at the first scan
 # that sees the pin off and ends at the first scan that sees it standing. A fall and return
@@ -106,6 +108,7 @@ class TiltLatch:
         self._i_fs = array("i", [0] * count)  # start of the latest run >= min_fall_ms
         self._i_fn = array("i", [0] * count)  # count of such runs (wraps)
         self._i_en = array("i", [0] * count)  # count of edges (wraps)
+        self._i_t = array("i", [0] * count)  # time of the latest edge
         # What the scans have already taken from the handler.
         self._s_fn = array("i", [0] * count)
         self._s_en = array("i", [0] * count)
@@ -129,6 +132,7 @@ class TiltLatch:
                 self._i_fs[line] = r
                 self._i_fn[line] = (self._i_fn[line] + 1) & _TMASK
         self._i_lv[line] = level
+        self._i_t[line] = t
         self._i_en[line] = (self._i_en[line] + 1) & _TMASK
         self._irq_used = 1
 
@@ -232,9 +236,11 @@ class TiltLatch:
         self._latched = latched
         self._spent = spent
         if self._closing:
-            # Still waited for: off its base since before the close, not yet down.
-            self._wait &= raw & ~latched
-            if not self._wait or elapsed(t, self._close_t) >= self._min:
+            # Still waited for: moving since before the close, not yet down. A pin that rattles
+            # back onto its base and off again is still the same fall, so the wait lasts until
+            # every such pin is down, or 2 x min_fall_ms (a pin that stood: a wobble, FP-21).
+            self._wait &= ~latched
+            if not self._wait or elapsed(t, self._close_t) >= 2 * self._min:
                 self._shut(t, SHOT_CLOSED)
         elif self._open and not moved and elapsed(t, self._move_t) >= self._settle:
             self._shut(t, SHOT_SETTLED)
@@ -298,8 +304,9 @@ class TiltLatch:
 
     def close(self, t, wait=True):
         """Close the window and push SHOT (id SHOT_CLOSED): returns its mask, or -1 if none was
-        open, or CLOSING if a pin that left its base before t is not yet down: the window shuts
-        once it is down or stood again, min_fall_ms at the latest (FP-18; wait=False: now)."""
+        open, or CLOSING if a pin that left its base (or rattled on it) less than min_fall_ms
+        before t is not yet down: the window shuts once every such pin is down, 2 x min_fall_ms
+        after t at the latest (FP-18; wait=False: now)."""
         if not self._open:
             return -1
         t &= _TMASK
@@ -308,7 +315,9 @@ class TiltLatch:
         wait_for = 0
         if wait and self._min > 0:
             # Off its base (as the last scan or, since, the handler saw it), not down yet, and
-            # off for less than min_fall_ms (a longer run is latched by _shut right now).
+            # off for less than min_fall_ms (a longer run is latched by _shut right now); or
+            # rattling on its base (an edge less than min_fall_ms ago): a toppling pin's
+            # contact bounces, and the run that counts may start just after t.
             skip = self._latched | self._spent | self._removed
             i = 0
             while i < self._count:
@@ -320,6 +329,8 @@ class TiltLatch:
                     elif self._irq_used and self._i_lv[i]:
                         since = self._i_run[i]
                     if since >= 0 and elapsed(t, since) < self._min:
+                        wait_for |= b
+                    elif self._irq_used and elapsed(t, self._i_t[i]) < self._min:
                         wait_for |= b
                 i += 1
         if wait_for:
