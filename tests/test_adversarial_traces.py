@@ -59,7 +59,8 @@ def spikes(tr, game, t0, t1, rng, every=150, pins=True):
 
 
 def with_spikes(tr, game, seed, quiet=()):
-    """Add spikes through the whole trace, except on lines in use around their own changes."""
+    """Add spikes through the whole trace, except on lines in use around their own changes; in
+    a held press (e.g. a long press of undo), the spike is a dropout."""
     rng = random.Random(seed)
     busy = {}
     held = {}  # line -> [(from, to)] while it is active (a press held, a pin lying)
@@ -80,8 +81,12 @@ def with_spikes(tr, game, seed, quiet=()):
         # press or fall (a different input altogether); keep it apart.
         if line in quiet or any(t0 - 100 < u < t1 + 100 for u in busy.get(line, ())):
             continue
-        # Spikes only while a line rests (a dropout in a held press is another kind of fault).
         if any(a <= t0 and (b is None or t1 <= b) for a, b in held.get(line, ())):
+            # A held press drops out for a moment instead: still the same press. (A pin
+            # lying on the cloth is left alone.)
+            if line.startswith("btn."):
+                tr.at(t0, line, 0)
+                tr.at(t1, line, 1)
             continue
         tr.at(t0, line, 1)
         tr.at(t1, line, 0)

@@ -54,6 +54,10 @@ def test_glitch_shorter_than_min_press_is_no_press():
     table.button_glitch_shorter_than_min_press_is_no_press()
 
 
+def test_dropout_in_a_hold_is_the_same_hold():
+    table.button_dropout_in_a_hold_is_the_same_hold()
+
+
 def test_bounce_is_not_chatter():
     table.health_bounce_is_not_chatter()
 

@@ -8,6 +8,7 @@ from scoreboard.sense import (
     CLOSING,
     FAULT,
     LINE,
+    LONG,
     PIN_DOWN,
     PRESS,
     SHOT,
@@ -60,6 +61,29 @@ def button_glitch_shorter_than_min_press_is_no_press():
     ev = b.ring.drain()
     check(of(ev, PRESS) == [(PRESS, 0, 50, 150)], "held 30 < 40: none; 50: one", ev)
     check(len(of(ev, LINE)) == 4, "both still seen as levels", ev)
+
+
+def button_dropout_in_a_hold_is_the_same_hold():
+    # A spike to "released" of 1..19 ms in a held press, at every phase of a 5 ms scan: still
+    # one press (a long press stays one LONG and never becomes a PRESS and a new press).
+    for width in (1, 3, 7, 12, 19):
+        for phase in range(5):
+            b = Buttons(1, debounce_ms=20, long_ms=500)
+            d0 = 300 + phase
+            scan(b, 0, 1500, lambda t, d0=d0, w=width: 1 if 100 <= t < 900 and not d0 <= t < d0 + w
+                 else 0, step=5)
+            ev = b.ring.drain()
+            check(of(ev, LONG) == [(LONG, 0, 500, 600)] and of(ev, PRESS) == [],
+                  "long press cut %d ms at %d" % (width, d0), ev)
+            b = Buttons(1, debounce_ms=20, long_ms=500)
+            scan(b, 0, 1000, lambda t, d0=d0, w=width: 1 if 100 <= t < 400 and not d0 <= t < d0 + w
+                 else 0, step=5)
+            ev = b.ring.drain()
+            check(of(ev, PRESS) == [(PRESS, 0, 300, 400)], "short press cut %d ms" % width, ev)
+    # A real release is one: two presses 25 ms apart are two presses.
+    b = Buttons(1, debounce_ms=20, long_ms=500)
+    scan(b, 0, 1000, lambda t: 1 if 100 <= t < 200 or 225 <= t < 300 else 0, step=5)
+    check(of(b.ring.drain(), PRESS) == [(PRESS, 0, 100, 200), (PRESS, 0, 75, 300)], "two")
 
 
 def health_bounce_is_not_chatter():
@@ -130,6 +154,7 @@ def tilt_close_waits_for_a_pin_mid_fall():
 CASES = [
     ("button_glitch_shorter_than_min_press_is_no_press",
      button_glitch_shorter_than_min_press_is_no_press),
+    ("button_dropout_in_a_hold_is_the_same_hold", button_dropout_in_a_hold_is_the_same_hold),
     ("health_bounce_is_not_chatter", health_bounce_is_not_chatter),
     ("tilt_close_waits_for_a_pin_mid_fall", tilt_close_waits_for_a_pin_mid_fall),
 ]
