@@ -105,7 +105,9 @@ class Referee(BaseReferee):
             if self.app.submit({"a": "break", "player": self.breaker}):
                 self._clear()
             return
-        mask = tilt.close(t) if tilt is not None else -1
+        # Closed when the board takes the confirm (its release has lasted min_press_ms), not at
+        # the release itself: a pin that left its base before now is this shot's (FP-18).
+        mask = tilt.close(self.app.clock.ticks_ms()) if tilt is not None else -1
         if mask == CLOSING:
             self.closing = True  # a pin is mid-fall: the shot goes when it is down (FP-18)
             return

@@ -312,13 +312,30 @@ class TiltLatch:
         t &= _TMASK
         if self._closing:
             return CLOSING
+        # Pins that left their base after t (t may be a little in the past: a button's release
+        # is confirmed later) are not this shot's: they open the next window.
+        late = 0
+        skip = self._latched | self._spent | self._removed
+        i = 0
+        while i < self._count:
+            b = 1 << i
+            if not skip & b:
+                since = -1
+                if self._lvl & b:
+                    since = self._off[i]
+                elif self._irq_used and self._i_lv[i]:
+                    since = self._i_run[i]
+                if since >= 0 and 0 < ((since - t) & _TMASK) <= _THALF:
+                    late |= b
+            i += 1
+        self._late = late
         wait_for = 0
         if wait and self._min > 0:
             # Off its base (as the last scan or, since, the handler saw it), not down yet, and
             # off for less than min_fall_ms (a longer run is latched by _shut right now); or
             # rattling on its base (an edge less than min_fall_ms ago): a toppling pin's
             # contact bounces, and the run that counts may start just after t.
-            skip = self._latched | self._spent | self._removed
+            skip |= late
             i = 0
             while i < self._count:
                 b = 1 << i
@@ -330,13 +347,12 @@ class TiltLatch:
                         since = self._i_run[i]
                     if since >= 0 and elapsed(t, since) < self._min:
                         wait_for |= b
-                    elif self._irq_used and elapsed(t, self._i_t[i]) < self._min:
-                        wait_for |= b
+                    elif self._irq_used and ((t - self._i_t[i]) & _TMASK) < self._min:
+                        wait_for |= b  # rattled on its base in the last min_fall_ms up to t
                 i += 1
         if wait_for:
             self._closing = 1
             self._wait = wait_for
-            self._late = 0
             self._close_t = t
             return CLOSING
         return self._shut(t, SHOT_CLOSED)
