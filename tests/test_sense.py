@@ -66,6 +66,10 @@ def test_close_waits_for_a_pin_mid_fall_FP18_FP21():
     table.tilt_close_waits_for_a_pin_mid_fall()
 
 
+def test_lying_pin_glitch_is_not_a_fall_FP19_FP21():
+    table.tilt_lying_pin_glitch_is_not_a_fall()
+
+
 def test_button_muted_line_silent():
     cases.button_muted_line_silent()
 

@@ -11,7 +11,8 @@
 # when no pin has moved for settle_ms, or with close(t); then SHOT carries the mask of latched
 # pins (bit 0..3 = pins '1'..'4', bit 4 = 'C') and the latch starts afresh. Pins lying off
 # their base when a window opens or closes are "spent": that run already happened (or counted),
-# so only a new run, after the pin has stood, can count again.
+# so only a new run, after the pin has stood min_fall_ms in one go, can count again (a switch
+# dropout of a pin lying on the cloth is not the figure being set up).
 #
 # Closing with a pin mid-fall (FP-18): a pin that left its base before close(t) but has not yet
 # been off min_fall_ms is given the rest of min_fall_ms to be latched. close() then returns
@@ -92,6 +93,7 @@ class TiltLatch:
         self._fall = array("i", [0] * count)  # start of the run that made a pin fall this scan
         self._latched = 0  # pins down in this window
         self._spent = 0  # pins off their base whose current run may not count
+        self._stand = 0  # spent pins seen standing, not yet for min_fall_ms (set up again?)
         self._removed = 0  # FP-23
         self._resync = self._all  # pins whose level the next scan adopts silently
         self._open = 0
@@ -153,6 +155,7 @@ class TiltLatch:
         moved = 0
         departed = 0
         fell = 0
+        stand = self._stand
         i = 0
         while todo:
             if todo & 1:
@@ -190,7 +193,11 @@ class TiltLatch:
                         ):
                             if elapsed(t, self._off[i]) >= self._min:
                                 start = self._off[i]
-                        spent &= ~b
+                        if spent & b:
+                            # A lying pin seen standing: set up again only once it has stood
+                            # min_fall_ms (below); a switch dropout is not a new fall.
+                            stand |= b
+                            self._off[i] = t
                 elif edges:
                     if not c:
                         departed |= b  # left and came back between two scans
@@ -212,6 +219,26 @@ class TiltLatch:
                     self._fall[i] = start
             todo >>= 1
             i += 1
+        if stand:  # lying pins seen standing: set up again after min_fall_ms standing
+            m = stand
+            i = 0
+            while m:
+                if m & 1:
+                    b = 1 << i
+                    if raw & b or not spent & b:
+                        stand &= ~b  # off again: still lying (or no longer spent)
+                    else:
+                        e = self._i_t[i]
+                        if use_irq and 0 < ((e - self._off[i]) & _TMASK) <= _THALF and (
+                            ((t - e) & _TMASK) <= _THALF
+                        ):  # the handler saw it leave and return since: it stands from then
+                            self._off[i] = e
+                        if elapsed(t, self._off[i]) >= self._min:
+                            spent &= ~b
+                            stand &= ~b
+                m >>= 1
+                i += 1
+        self._stand = stand
         if departed and not self._open and self._auto:
             self._open = 1
         if moved:
