@@ -10,10 +10,20 @@ OUT = Path(__file__).resolve().parent.parent / "host" / "chalk" / "samples"
 SAMPLES = {
     "shove-hapenny": dict(seed=11, accuracy=0.55, players=["Ann", "Bob"]),
     "five-pins": dict(seed=5, accuracy=0.5, players=["Dasha", "Ivan"]),
+    "texas-42": dict(seed=42, accuracy=0.5, players=["Ann", "Bob", "Cy", "Di"]),
+    "domino-bingo": dict(seed=7, accuracy=0.5, players=["Lena", "Oleg"]),
+    "tally": dict(seed=3, accuracy=0.5, players=["Ann", "Bob", "Cy"]),
 }
+
+SCOREPAD = ("texas-42", "domino-bingo", "tally")  # their traces are keys typed on a scorepad
 
 for game, kw in SAMPLES.items():
     head, actions = random_match(game, **kw)
     with open(OUT / (game + ".jsonl"), "w") as f:
         matchlog.write(f, head, actions)
     print("%s: %d actions" % (game, len(actions)), file=sys.stderr)
+    if game in SCOREPAD:
+        from chalk.traces import from_matchlog
+
+        from_matchlog((OUT / (game + ".jsonl")).read_text().splitlines()).write(
+            OUT / "traces" / (game + ".jsonl"))

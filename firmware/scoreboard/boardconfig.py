@@ -58,7 +58,17 @@ GAMES = {
         "required": ("confirm",),
         "pins": ("1", "2", "3", "4", "C"),
     },
+    # The scorepad: a 4x4 keypad and the OLED at the table's edge (docs/scorepad.md).
+    "texas-42": {"sensor": "keypad", "buttons": ("menu",), "required": (), "pins": ()},
+    "domino-bingo": {"sensor": "keypad", "buttons": ("menu",), "required": (), "pins": ()},
+    "tally": {"sensor": "keypad", "buttons": ("menu",), "required": (), "pins": ()},
 }
+
+# A 4x4 matrix keypad: rows driven low one at a time, columns read with pull-ups. Key i (row-major)
+# is the line "key.<legend>" with its legend from "keys" (the common layout by default).
+KEYPAD_ROWS = 4
+KEYPAD_COLS = 4
+KEY_LEGENDS = "123A456B789C*0#D"
 
 SIDES = 2
 BEDS = 9
@@ -81,8 +91,9 @@ TIMINGS = (
     ("peg_scan_ms", 25, 1, 10000),
 )
 
-_TOP = ("board", "description", "game", "game_config", "buttons", "pins", "pegs", "display",
-        "timings", "link")
+_TOP = ("board", "description", "game", "game_config", "buttons", "pins", "pegs", "keypad",
+        "display", "timings", "link")
+_KEYPAD = ("rows", "cols", "keys", "pull", "strapping_ok")
 _SWITCH = ("pin", "pull", "active", "strapping_ok", "note")
 _PEGS = ("driver", "load", "clock", "data", "chips", "order", "map", "active", "strapping_ok")
 _SSD1306 = ("driver", "sda", "scl", "addr", "freq", "contrast", "flip", "strapping_ok")
@@ -309,6 +320,44 @@ def _peg_map(value, chips):
     return list(value)
 
 
+def _keypad(value):
+    kp = _obj(value, "keypad")
+    _check_keys(kp, _KEYPAD, "keypad")
+    ok = _bool(kp.get("strapping_ok", False), "keypad.strapping_ok")
+    pull = _str(kp.get("pull", "up"), "keypad.pull", ("up", "none"))
+    out = {"pull": pull, "strapping_ok": ok}
+    for key, n, direction in (("rows", KEYPAD_ROWS, "out"), ("cols", KEYPAD_COLS, "in")):
+        gpios = _require(kp, key, "keypad", " (a list of %d GPIOs)" % n)
+        if type(gpios) is not list or len(gpios) != n:
+            raise BoardConfigError("keypad.%s must be a list of %d GPIOs, %s first, not %s"
+                                   % (key, n, "the top row" if key == "rows"
+                                      else "the left column", _q(gpios)), "keypad." + key)
+        for i, gpio in enumerate(gpios):
+            # Rows are driven (open drain, so two keys down never short two outputs); columns
+            # read, with the internal pull-ups unless "pull": "none" (external resistors).
+            _check_gpio("keypad.%s[%d]" % (key, i), gpio, direction,
+                        pull if direction == "in" else "none", ok)
+        out[key] = list(gpios)
+    keys = kp.get("keys", KEY_LEGENDS)
+    if type(keys) is not str or len(keys) != KEYPAD_ROWS * KEYPAD_COLS:
+        raise BoardConfigError("keypad.keys must be a string of the %d key legends, row by row "
+                               "(e.g. %s), not %s" % (KEYPAD_ROWS * KEYPAD_COLS,
+                                                      _q(KEY_LEGENDS), _q(keys)), "keypad.keys")
+    for i, ch in enumerate(keys):
+        if ch in " .\"" or keys.find(ch) != i:
+            raise BoardConfigError("keypad.keys: legend %s %s; each key needs its own "
+                                   "printable legend" % (_q(ch), "appears twice" if ch not in
+                                                         " .\"" else "is not allowed"),
+                                   "keypad.keys")
+    for ch in KEY_LEGENDS:
+        if ch not in keys:
+            raise BoardConfigError("keypad.keys must hold the legends %s (in any order: the "
+                                   "referees use them), not %s" % (_q(KEY_LEGENDS), _q(keys)),
+                                   "keypad.keys")
+    out["keys"] = keys
+    return out
+
+
 def _display(value):
     disp = _obj(value, "display")
     driver = _str(_require(disp, "driver", "display"), "display.driver", ("ssd1306", "none"))
@@ -385,16 +434,21 @@ def _validate(raw):
                                % (_q(game), ", ".join(sorted(GAMES))), "game")
     out["game"] = game
     out["game_config"] = _game_config(game, cfg.get("game_config", {}))
-    out["buttons"] = _buttons(_require(cfg, "buttons", ""), game)
     sensor = GAMES[game]["sensor"]
-    for key in ("pins", "pegs"):
+    # A scorepad's keypad does everything; its buttons are optional.
+    out["buttons"] = _buttons(cfg.get("buttons", {}) if sensor == "keypad"
+                              else _require(cfg, "buttons", ""), game)
+    for key in ("pins", "pegs", "keypad"):
         if key in cfg and key != sensor:
             raise BoardConfigError("%s: a %s board has no %s (they belong to %s); remove it"
-                                   % (key, game, "tilt pins" if key == "pins" else "peg holes",
+                                   % (key, game, {"pins": "tilt pins", "pegs": "peg holes",
+                                                  "keypad": "keypad"}[key],
                                       ", ".join(g for g in sorted(GAMES)
                                                 if GAMES[g]["sensor"] == key)), key)
     if sensor == "pins":
         out["pins"] = _pins(_require(cfg, "pins", ""), game)
+    elif sensor == "keypad":
+        out["keypad"] = _keypad(_require(cfg, "keypad", ""))
     else:
         out["pegs"] = _pegs(_require(cfg, "pegs", ""))
     out["display"] = _display(cfg.get("display", {"driver": "none"}))
@@ -477,11 +531,19 @@ def switch_names(cfg):
 
 
 def line_names(cfg):
-    """Every logical line of the board: buttons, tilt pins, then pegs (sensor-trace names)."""
+    """Every logical line of the board: buttons, tilt pins, then pegs or keys (sensor-trace
+    names)."""
     names = switch_names(cfg)
     if "pegs" in cfg:
         names += peg_names()
+    if "keypad" in cfg:
+        names += key_names(cfg)
     return names
+
+
+def key_names(cfg):
+    """The keypad's lines, "key.<legend>", key i = row i // 4, column i % 4."""
+    return ["key." + ch for ch in cfg["keypad"]["keys"]]
 
 
 def tilt_mask(cfg):
@@ -556,6 +618,22 @@ def _uses(cfg):
         rows.append((p["data"], "pegs.data", "in", "none",
                      "74HC165 QH (pin 9) of the first chip; each QH feeds the next chip's SER",
                      "pegs.data"))
+    if "keypad" in cfg:
+        k = cfg["keypad"]
+        n = KEYPAD_COLS
+        for r, gpio in enumerate(k["rows"]):
+            rows.append((gpio, "keypad.row%d" % (r + 1), "out", "none",
+                         "keypad row %d (keys %s): open drain, low while idle, then in turn"
+                         % (r + 1, " ".join(k["keys"][r * n:r * n + n])),
+                         "keypad.rows[%d]" % r))
+        for c, gpio in enumerate(k["cols"]):
+            rows.append((gpio, "keypad.col%d" % (c + 1), "in", k["pull"],
+                         "keypad column %d (keys %s): reads low when a key of the driven row "
+                         "is down%s" % (c + 1, " ".join(k["keys"][r * n + c]
+                                                          for r in range(len(k["rows"]))),
+                                        "" if k["pull"] == "up" else
+                                        ", external 10 kOhm pull-up to 3.3 V"),
+                         "keypad.cols[%d]" % c))
     d = cfg["display"]
     if d["driver"] == "ssd1306":
         rows.append((d["sda"], "display.sda", "i2c", "none",

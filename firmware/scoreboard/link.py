@@ -11,7 +11,7 @@ from . import frames
 # Commands the host may send: name -> ((arg, check, required, default), ...). Args are checked
 # here, before the handler sees them, so a handler only deals with well-typed values.
 _NAME_MAX = 40  # a player's name, in characters
-_PLAYERS_MAX = 8
+_PLAYERS_MAX = 9  # a tally game has up to 9 players (TL-1)
 _EVENTS_MAX = 32  # about what one frame holds
 _MESSAGE_MAX = 300  # an error message, clipped so its err frame always fits
 

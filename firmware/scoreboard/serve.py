@@ -97,7 +97,7 @@ def _kind(k):
 
     if type(k) is int:
         return k
-    for i in range(1, 8):
+    for i in range(1, 9):
         if sense.kind_name(i) == k:
             return i
     raise Refused("unknown input event kind %r" % (k,))

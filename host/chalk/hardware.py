@@ -106,6 +106,10 @@ def summary(cfg):
     if "pegs" in cfg:
         parts.append("%d peg holes on %d 74HC165s" % (boardconfig.SIDES * boardconfig.PEG_BITS,
                                                        cfg["pegs"]["chips"]))
+    if "keypad" in cfg:
+        parts.append("%d-key keypad (%dx%d matrix)" % (len(cfg["keypad"]["keys"]),
+                                                       len(cfg["keypad"]["rows"]),
+                                                       len(cfg["keypad"]["cols"])))
     parts.append("display %s" % cfg["display"]["driver"])
     parts.append("GPIOs %s" % ", ".join(str(r[0]) for r in boardconfig.pin_map(cfg)))
     return "; ".join(parts)
@@ -201,6 +205,10 @@ def _rows(cfg):
         groups.append(("pins", pins))
     if "pegs" in cfg:
         groups.append(("pegs", [by_line["pegs." + k] for k in ("load", "clock", "data")]))
+    if "keypad" in cfg:
+        k = cfg["keypad"]
+        groups.append(("keypad", [by_line["keypad.row%d" % (i + 1)] for i in range(len(k["rows"]))]
+                       + [by_line["keypad.col%d" % (i + 1)] for i in range(len(k["cols"]))]))
     if cfg["display"]["driver"] == "ssd1306":
         groups.append(("display", [by_line["display.sda"], by_line["display.scl"]]))
     return groups
@@ -306,6 +314,42 @@ def pinmap_markdown(cfg, source):
                 add("| %d | %d | %s | %d | `%s` | %s |" % (bit, chip, letter, pin, peg,
                                                           _peg_words(peg)))
         add("")
+    if "keypad" in cfg:
+        k = cfg["keypad"]
+        nr, nc = len(k["rows"]), len(k["cols"])
+        add("## Keypad")
+        add("")
+        add("A %dx%d membrane (or key-switch) matrix keypad, no diodes. Its ribbon's %d pins are "
+            "the rows, top first, then the columns, left first (check yours with a multimeter: "
+            "a key joins its row and its column)." % (nr, nc, nr + nc))
+        add("")
+        add("| keypad pin | line | connect to | keys on it |")
+        add("|---:|---|---|---|")
+        for i, gpio in enumerate(k["rows"]):
+            add("| %d | row %d | GPIO %d, %s: `keypad.row%d` (open drain) | %s |"
+                % (i + 1, i + 1, gpio, _header(gpio), i + 1,
+                   " ".join("`%s`" % ch for ch in k["keys"][i * nc:i * nc + nc])))
+        for j, gpio in enumerate(k["cols"]):
+            add("| %d | column %d | GPIO %d, %s: `keypad.col%d` (%s) | %s |"
+                % (nr + j + 1, j + 1, gpio, _header(gpio), j + 1,
+                   "internal pull-up" if k["pull"] == "up" else "10 kOhm pull-up to 3V3",
+                   " ".join("`%s`" % k["keys"][r * nc + j] for r in range(nr))))
+        add("")
+        add("Key layout as seen from the front, with each key's sensor-trace line:")
+        add("")
+        add("| | " + " | ".join("column %d" % (j + 1) for j in range(nc)) + " |")
+        add("|---|" + "---|" * nc)
+        for i in range(nr):
+            add("| row %d | " % (i + 1) + " | ".join(
+                "`%s` (`key.%s`)" % (k["keys"][i * nc + j], k["keys"][i * nc + j])
+                for j in range(nc)) + " |")
+        add("")
+        add("The firmware holds every row low and reads the columns: all 1 means no key is "
+            "down. When a column reads 0 it pulls one row low at a time to find the key: a "
+            "column then reads 0 when a key of that row is down. Three keys held on the "
+            "corners of a rectangle make a fourth look pressed (no diodes); the firmware "
+            "acts on one key at a time only, so such a ghost never counts.")
+        add("")
     if cfg["display"]["driver"] == "ssd1306":
         d = cfg["display"]
         add("## Display")
@@ -339,6 +383,8 @@ def _users_3v3(cfg):
         out.append("the 74HC165s and peg sensors")
     if cfg["display"]["driver"] == "ssd1306":
         out.append("the OLED")
+    if "keypad" in cfg and cfg["keypad"]["pull"] == "none":
+        out.append("the keypad's column pull-ups")
     for name in boardconfig.switch_names(cfg):
         w = _switch_wiring(name, _switch_entry(cfg, name))
         if w["external"] or w["rail"] == "3V3":
@@ -354,7 +400,8 @@ def _cell(text):
 # -- the wiring diagram ---------------------------------------------------------------------------
 
 _FONT = "Helvetica, Arial, sans-serif"
-_COLOURS = {"buttons": "#1a5fb4", "pins": "#c64600", "pegs": "#26a269", "display": "#813d9c"}
+_COLOURS = {"buttons": "#1a5fb4", "pins": "#c64600", "pegs": "#26a269", "display": "#813d9c",
+            "keypad": "#a51d2d"}
 _INK = "#222222"
 _GREY = "#666666"
 _PIN_X = 230  # right edge of the ESP32 box: every GPIO leaves here
@@ -492,6 +539,8 @@ def wiring_svg(cfg, source):
             y += _ROW
         if group == "pegs":
             y += 150
+        elif group == "keypad":
+            y += 40
         elif group == "display":
             y += 30
         spans[group] = (start, y)
@@ -529,6 +578,8 @@ def wiring_svg(cfg, source):
 
     if "pegs" in spans:
         _draw_chain(svg, cfg, placed, spans["pegs"])
+    if "keypad" in spans:
+        _draw_keypad(svg, cfg, placed, spans["keypad"])
     if "display" in spans:
         _draw_display(svg, cfg, placed, spans["display"])
     _legend(svg, cfg, box_bottom + 28)
@@ -616,6 +667,37 @@ def _draw_chain(svg, cfg, placed, span):
         svg.text(x + 10, cy + 44 + 15 * i, text, size=11)
 
 
+def _draw_keypad(svg, cfg, placed, span):
+    k = cfg["keypad"]
+    colour = _COLOURS["keypad"]
+    y0, y1 = span
+    x = _DEV_X
+    svg.rect(x, y0 - 24, 400, y1 - y0 + 10, stroke=colour, fill="#fbf3f3")
+    for group, row, wy in placed:
+        if group == "keypad":
+            svg.dot(x, wy, 3, colour)
+            n = int(row[1][-1])
+            svg.text(x + 10, wy + 4, ("row %d" if "row" in row[1] else "column %d") % n,
+                     weight="bold")
+    # The key grid, rows top to bottom, as on the pad.
+    nr, nc = len(k["rows"]), len(k["cols"])
+    size = 30
+    gx, gy = x + 150, y0 + 8
+    svg.text(gx, gy - 12, "%dx%d matrix keypad, no diodes" % (nr, nc), size=13, weight="bold",
+             fill=colour)
+    for i in range(nr):
+        for j in range(nc):
+            cx, cy = gx + j * (size + 6), gy + i * (size + 6)
+            svg.rect(cx, cy, size, size, stroke=colour, fill="#ffffff", rx=4, width=1.2)
+            svg.text(cx + size // 2, cy + 20, k["keys"][i * nc + j], size=14, anchor="middle",
+                     weight="bold")
+    notes = ("rows: open drain, all low while idle, then one at a time",
+             "columns: %s; a key joins its row and column" % (
+                 "internal pull-ups" if k["pull"] == "up" else "10k pull-ups to 3V3"))
+    for i, text in enumerate(notes):
+        svg.text(gx, gy + nr * (size + 6) + 14 + 15 * i, text, size=11)
+
+
 def _draw_display(svg, cfg, placed, span):
     d = cfg["display"]
     colour = _COLOURS["display"]
@@ -638,11 +720,13 @@ def _draw_display(svg, cfg, placed, span):
 def _legend(svg, cfg, y):
     svg.text(20, y, "Legend", weight="bold")
     x = 84
-    shown = [("buttons", "buttons")]
+    shown = [("buttons", "buttons")] if cfg["buttons"] else []
     if "pins" in cfg:
         shown.append(("pins", "tilt switches"))
     if "pegs" in cfg:
         shown.append(("pegs", "74HC165 chain"))
+    if "keypad" in cfg:
+        shown.append(("keypad", "keypad matrix"))
     if cfg["display"]["driver"] == "ssd1306":
         shown.append(("display", "I2C display"))
     for group, label in shown:

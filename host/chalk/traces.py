@@ -66,6 +66,28 @@ class Trace:
             self.at(t + hold + 3, line, 0)
         self.t = t + hold + after
 
+    def key(self, legend, hold=110, after=180):
+        """A scorepad key press (line "key.<legend>"), with contact bounce on make and break."""
+        line = "key." + legend
+        t = self.t
+        if self.bounce:
+            self.at(t, line, 1)
+            self.at(t + 3, line, 0)
+            self.at(t + 5, line, 1)
+        else:
+            self.at(t, line, 1)
+        self.at(t + hold, line, 0)
+        if self.bounce:
+            self.at(t + hold + 2, line, 1)
+            self.at(t + hold + 4, line, 0)
+        self.t = t + hold + after
+
+    def keys(self, text, gap=(120, 400)):
+        """Keys typed one after another, at a person's pace."""
+        for ch in text:
+            self.key(ch)
+            self.wait(self.rng.randint(*gap))
+
     def long_press(self, button, hold=1200, after=200):
         self.press(button, hold=hold, after=after)
 
@@ -177,9 +199,37 @@ def _five_pins(tr, head, actions):
             raise ValueError("no trace for five-pins action %r" % a)
 
 
+def keypad_keys(game, action):
+    """The keys a scorer types on a scorepad for one action (docs/scorepad.md)."""
+    a = action["a"]
+    if a == "undo":
+        return "D#"
+    if game == "texas-42":
+        return "%d#%d#%d##" % (action["bidder"] + 1, action["bid"], action["took"])
+    if game == "domino-bingo":
+        nums = [action["trump"]] + list(action["points"]) + list(action["declared"]) + \
+            list(action["big"])
+        return "".join("%d#" % n for n in nums) + "#"
+    if game == "tally":
+        if a == "finish":
+            return "C#"
+        n = action["n"]
+        return "%d#%s%d##" % (action["player"] + 1, "B" if n < 0 else "", abs(n))
+    raise ValueError("no keys for %s action %r" % (game, a))
+
+
+def _keypad(tr, head, actions):
+    game = new_game(head["game"], head.get("config"))
+    for action in actions:
+        game.apply(action)  # the log must be legal: a refused action stops here
+        if action["a"] != "undo":
+            tr.wait(tr.rng.randint(4000, 15000))  # the hand (or the throw) is played
+        tr.keys(keypad_keys(head["game"], action))
+
+
 def from_matchlog(lines, seed=1, bounce_ms=None):
     """The sensor trace of a match log's actions (header excluded) as a Trace; bounce_ms=(lo, hi)
-    rattles every press edge (Trace)."""
+    rattles every press, pin and peg edge (Trace)."""
     log = matchlog.read(lines)
     if log.problems:
         raise ValueError("bad match log: %s" % log.problems[0][1])
@@ -188,7 +238,7 @@ def from_matchlog(lines, seed=1, bounce_ms=None):
         a.pop("t", None)
     tr = Trace(seed, bounce_ms=bounce_ms)
     tr.wait(500)
-    {"shove-hapenny": _shove, "five-pins": _five_pins}[log.header["game"]](tr, log.header,
-                                                                            actions)
+    {"shove-hapenny": _shove, "five-pins": _five_pins, "texas-42": _keypad,
+     "domino-bingo": _keypad, "tally": _keypad}[log.header["game"]](tr, log.header, actions)
     tr.wait(3000)
     return tr

@@ -18,7 +18,7 @@
 import machine
 from machine import Pin
 
-from . import Board, NullDisplay, Pegs, RealClock, Storage
+from . import Board, Keypad, NullDisplay, Pegs, RealClock, Storage
 from .ssd1306 import SSD1306
 
 JOURNAL_DIR = "/journal"  # on the LittleFS filesystem of the ESP32_GENERIC image
@@ -107,6 +107,16 @@ def _make_pegs(cfg):
     return Pegs(load, clock, data, boardconfig.chain_map(cfg), 1 - p["active"])
 
 
+def _make_keypad(cfg):
+    k = cfg["keypad"]
+    # Rows open drain: held low between scans (an idle pad is one read of the columns), released
+    # in turn while a key is being found; two keys down in one column join two rows without
+    # shorting two driven outputs.
+    rows = [Pin(g, Pin.OPEN_DRAIN, value=0) for g in k["rows"]]
+    cols = [Pin(g, Pin.IN, _PULLS[k["pull"]]) for g in k["cols"]]  # type: ignore[arg-type]
+    return Keypad(rows, cols)
+
+
 def _make_display(cfg, problems):
     d = cfg["display"]
     if d["driver"] != "ssd1306":
@@ -132,6 +142,8 @@ def make_board(cfg, journal=JOURNAL_DIR):
     pegs = _make_pegs(cfg) if "pegs" in cfg else None
     display = _make_display(cfg, problems)
     board = Board(cfg, lines, pegs, display, RealClock(), Storage(journal))
+    if "keypad" in cfg:
+        board.keypad = _make_keypad(cfg)
     board.problems.extend(problems)
     board.device_id = "esp32-" + "".join("%02x" % b for b in machine.unique_id())
     return board

@@ -8,7 +8,7 @@
 
 import json
 
-from . import HEIGHT, WIDTH, Board, Pegs, RealClock, Storage, ticks_add, ticks_diff
+from . import HEIGHT, WIDTH, Board, Keypad, Pegs, RealClock, Storage, ticks_add, ticks_diff
 
 # -- clocks ---------------------------------------------------------------------------------------
 
@@ -362,6 +362,14 @@ class SimBoard(Board):
             self.chain = ShiftChain(cmap, active, self.peg_state)
             pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
         super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
+        self.matrix = None
+        self._nkeys = 0
+        if "keypad" in cfg:
+            from .simkeys import KeyMatrix  # only a scorepad pays for it in RAM
+
+            self.matrix = KeyMatrix(len(cfg["keypad"]["rows"]), len(cfg["keypad"]["cols"]))
+            self.keypad = Keypad(self.matrix.rows, self.matrix.cols)
+            self._nkeys = len(cfg["keypad"]["keys"])
         self.device_id = _device_id(flash_dir)
 
     def _locate(self, name):
@@ -374,6 +382,8 @@ class SimBoard(Board):
         n = self.lines.count
         if i < n:
             return None, i
+        if self.matrix is not None:
+            return "key", i - n  # the keys follow the switch lines (boardconfig.line_names)
         return (i - n) // 27, (i - n) % 27
 
     def set_line(self, name, v, t=None):
@@ -384,6 +394,9 @@ class SimBoard(Board):
         side, i = self._locate(name)
         if side is None:
             self.lines.set(i, v, t)
+        elif side == "key":
+            m = self.matrix
+            m.down = (m.down | 1 << i) if v else (m.down & ~(1 << i))
         elif v:
             self.peg_state[side] |= 1 << i
         else:
@@ -393,6 +406,8 @@ class SimBoard(Board):
         side, i = self._locate(name)
         if side is None:
             return (self.lines.read() >> i) & 1
+        if side == "key":
+            return (self.matrix.down >> i) & 1
         return (self.peg_state[side] >> i) & 1
 
 
@@ -416,6 +431,8 @@ def known_lines(board):
     names = list(board.lines.names)
     if board.pegs is not None:
         names.append("peg.<side 0-1>.<bed 1-9>.<hole 1-3>")
+    if board.keypad is not None:
+        names += [n for n in board.line_names if n.startswith("key.")]
     return ", ".join(names)
 
 
@@ -484,7 +501,7 @@ def read_trace(lines, names):
 
 
 def _summary(names):
-    out = [n for n in names if not n.startswith("peg.")]
+    out = [n for n in names if not n.startswith("peg.")]  # keys ("key.1" ...) are listed
     if len(out) != len(names):
         out.append("peg.<side 0-1>.<bed 1-9>.<hole 1-3>")
     return ", ".join(out)

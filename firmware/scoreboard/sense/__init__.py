@@ -7,6 +7,7 @@ from .events import (
     CHATTER,
     FAULT,
     HEALTHY,
+    KEY,
     LINE,
     LONG,
     PEG,
@@ -22,6 +23,7 @@ from .events import (
     kind_name,
 )
 from .health import LineHealth
+from .keypad import Keypad
 from .pegs import PegGrid, hole_bit, peg_id, peg_where
 from .tilt import CLOSING, PIN_NAMES, TiltLatch, pins_text
 
@@ -32,6 +34,8 @@ __all__ = [
     "EventRing",
     "FAULT",
     "HEALTHY",
+    "KEY",
+    "Keypad",
     "LINE",
     "LONG",
     "LineHealth",
