@@ -22,6 +22,12 @@ demo: setup
 	$(BIN)/chalk sim --virtual --sheet --board five-pins \
 		--trace host/chalk/samples/traces/five-pins.jsonl
 	@echo
+	$(BIN)/chalk sim --virtual --sheet --board seven-pins \
+		--trace host/chalk/samples/traces/seven-pins.jsonl
+	@echo
+	$(BIN)/chalk sim --virtual --sheet --board novuss \
+		--trace host/chalk/samples/traces/novuss.jsonl
+	@echo
 	$(BIN)/chalk sim --virtual --sheet --board scorepad --game texas-42 \
 		--trace host/chalk/samples/traces/texas-42.jsonl
 	@echo

@@ -20,6 +20,8 @@ from tests.mpy import run_mp  # noqa: E402
 MATCH = 500
 # Low accuracy keeps the game going for 500 actions; undos exercise the refold.
 CONFIGS = {"shove-hapenny": ({}, 0.025), "five-pins": ({"target": 400, "sets": 3}, 0.5)}
+CONFIGS["seven-pins"] = ({"start": 100000}, 0.5)
+CONFIGS["novuss"] = ({}, 0.01)
 
 
 def cpython(path, reps):

@@ -50,8 +50,24 @@ class App:
         if board.keypad is not None:
             self.keys = sense.Keypad(len(cfg["keypad"]["keys"]), T["debounce_ms"],
                                      T["stuck_ms"], ring=self.ring, fault_base=_KEY_FAULT_BASE)
-        npins = lines.count - self.nbtn
+        npins = sum(1 for n in names if n.startswith("pin."))
+        self._pin_all = (1 << npins) - 1
         self.tilt = None
+        self.pockets = None
+        npk = sum(1 for n in names if n.startswith("pocket."))
+        if npk:
+            # Pocket beams follow the tilt pins in the line bitmap (sense/pockets.py).
+            ps = cfg["pocket_sensing"]
+            colour = 0
+            for i, n in enumerate(n for n in names if n.startswith("pocket.")):
+                if "colour" in cfg["pockets"][n[7:]]:
+                    colour |= 1 << i
+            from .sense.pockets import PocketCounter
+
+            self.pockets = PocketCounter(npk, ps["min_ms"], ps["striker_ms"],
+                                         ps["black_below"], ps["red_below"], colour,
+                                         ring=self.ring)
+            self._pk_shift = self.nbtn + npins
         if npins:
             self.tilt = sense.TiltLatch(npins, T["min_fall_ms"], T["settle_ms"], ring=self.ring)
             self._stamped = hasattr(lines, "edge_ms")  # the hal gives each edge its own ms
@@ -283,7 +299,9 @@ class App:
         raw = self.board.lines.read()
         self.health.tick(t, raw)
         if self.tilt is not None:
-            self.tilt.tick(t, raw >> self.nbtn)
+            self.tilt.tick(t, (raw >> self.nbtn) & self._pin_all)
+        if self.pockets is not None:
+            self.pockets.tick(t, raw >> self._pk_shift, self.board.analog)
         if self.grid is not None and (self._peg_last is None or self.clock.ticks_diff(
                 t, self._peg_last) >= self._peg_every):
             self._peg_last = t
@@ -388,6 +406,10 @@ class App:
         if self.grid is not None:
             rows.append("pegs %d+%d" % (_bits(self.grid.side_bits(0)),
                                         _bits(self.grid.side_bits(1))))
+        an = self.board.analog
+        if an is not None and self.cfg.get("pocket_sensing"):
+            # Colour sensors: each pocket's reading now, to set the thresholds at bring-up.
+            rows.append("col " + " ".join(str(an.read(i)) for i in range(an.count)))
         if self.keys is not None:
             # The keys held now (several: a chord, or a phantom key of the matrix) and the presses
             # taken so far.
@@ -418,6 +440,12 @@ class App:
             out[name] = {"v": (raw >> i) & 1, "edges": self.health.edge_count(i)}
         if self.grid is not None:
             out["pegs"] = [self.grid.side_bits(0), self.grid.side_bits(1)]
+        an = self.board.analog
+        if an is not None:
+            pockets = [n[7:] for n in self.board.lines.names if n[:7] == "pocket."]
+            for i, pid in enumerate(pockets):
+                if "colour" in self.cfg["pockets"][pid]:
+                    out["colour." + pid] = {"v": an.read(i)}
         if self.keys is not None:
             for i, ch in enumerate(self.cfg["keypad"]["keys"]):
                 out["key." + ch] = {"v": (self.keys.state >> i) & 1}
@@ -458,6 +486,12 @@ def _describe(rec):
     if a == "turn":
         return "%s %s%s" % ("AB"[rec["side"]], "".join(str(n) for n in rec["beds"]),
                             " void" if rec.get("void") else "")
+    if a == "shot" and "side" in rec:  # novuss
+        return "%s %d+%d%s" % ("AB"[rec["side"]], rec.get("own", 0), rec.get("opp", 0),
+                               " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
+    if a == "shot" and type(rec.get("pins")) is list:  # seven-pins
+        return "P%d %s%s" % (rec["player"] + 1, " ".join(rec["pins"]) or "-",
+                             " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
     if a == "shot":
         return "P%d %s%s%s" % (rec["player"] + 1, rec.get("pins") or "-",
                                " c%d" % rec["carom"] if rec.get("carom") else "",

@@ -63,6 +63,24 @@ GAMES = {
     "domino-bingo": {"sensor": "keypad", "buttons": ("menu",), "required": (), "pins": ()},
     "tally": {"sensor": "keypad", "buttons": ("menu",), "required": (), "pins": ()},
 }
+# Seven pins (SP-2): a tilt switch in each pin, buttons for what the switches cannot tell.
+GAMES["seven-pins"] = {
+    "sensor": "pins",
+    "buttons": ("confirm", "carom", "called", "pocket", "foul", "undo", "break", "menu"),
+    "required": ("confirm",),
+    "pins": ("K", "S1", "S2", "S3", "S4", "M1", "M3"),
+    "pockets": ("1", "2", "3", "4", "5", "6"),  # optional beams: object balls pocketed (SP-10)
+}
+# Novuss: the pucks pocketed are counted on buttons (own, opp) or by pocket sensors.
+GAMES["novuss"] = {
+    "sensor": "none",
+    "buttons": ("confirm", "own", "opp", "foul", "undo", "start", "menu"),
+    "required": ("confirm",),
+    "pins": (),
+    "pockets": ("1", "2", "3", "4"),  # optional beam + colour sensor in each corner pocket
+    "colour": ("1", "2", "3", "4"),  # pockets that may carry a colour sensor
+}
+ADC1 = (32, 33, 34, 35, 36, 37, 38, 39)  # ADC2 cannot be read while Wi-Fi is on
 
 # A 4x4 matrix keypad: rows driven low one at a time, columns read with pull-ups. Key i (row-major)
 # is the line "key.<legend>" with its legend from "keys" (the common layout by default).
@@ -92,7 +110,7 @@ TIMINGS = (
 )
 
 _TOP = ("board", "description", "game", "game_config", "buttons", "pins", "pegs", "keypad",
-        "display", "timings", "link")
+        "display", "timings", "link", "pockets", "pocket_sensing")
 _KEYPAD = ("rows", "cols", "keys", "pull", "strapping_ok")
 _SWITCH = ("pin", "pull", "active", "strapping_ok", "note")
 _PEGS = ("driver", "load", "clock", "data", "chips", "order", "map", "active", "strapping_ok")
@@ -236,6 +254,7 @@ def _switch(entry, path, kind):
         raise BoardConfigError(
             "%s: missing required key \"active\": say whether the line reads 1 (\"active\": 1) or "
             "0 (\"active\": 0) when the %s" % (path, "button is pressed" if kind == "button"
+                                                else "beam is broken" if kind == "pocket"
                                                 else "pin is tilted"), path + ".active")
     ok = _bool(entry.get("strapping_ok", False), path + ".strapping_ok")
     note = _str(entry.get("note", ""), path + ".note")
@@ -449,8 +468,19 @@ def _validate(raw):
         out["pins"] = _pins(_require(cfg, "pins", ""), game)
     elif sensor == "keypad":
         out["keypad"] = _keypad(_require(cfg, "keypad", ""))
-    else:
+    elif sensor == "pegs":
         out["pegs"] = _pegs(_require(cfg, "pegs", ""))
+    if "pockets" in cfg:
+        if not GAMES[game].get("pockets"):
+            raise BoardConfigError("pockets: a %s board has no pocket sensors; remove it" % game,
+                                   "pockets")
+        # Loaded only for a board with pocket sensors: the other boards keep the RAM.
+        from . import boardpockets
+        out["pockets"] = boardpockets.pockets(cfg["pockets"], game)
+        out["pocket_sensing"] = boardpockets.sensing(cfg.get("pocket_sensing", {}))
+    elif "pocket_sensing" in cfg:
+        raise BoardConfigError("pocket_sensing: no pockets to tune; add \"pockets\" or remove "
+                               "it", "pocket_sensing")
     out["display"] = _display(cfg.get("display", {"driver": "none"}))
     out["timings"] = _timings(cfg.get("timings", {}))
     out["link"] = _link(cfg.get("link", {}))
@@ -527,18 +557,29 @@ def switch_names(cfg):
     names = ["btn." + b for b in GAMES[cfg["game"]]["buttons"] if b in cfg["buttons"]]
     if "pins" in cfg:
         names += ["pin." + p for p in GAMES[cfg["game"]]["pins"] if p in cfg["pins"]]
+    if "pockets" in cfg:
+        names += ["pocket." + p for p in GAMES[cfg["game"]]["pockets"] if p in cfg["pockets"]]
     return names
 
 
+def analog_names(cfg):
+    """The analog lines, in pocket order: "colour.<pocket>" for each pocket with a colour
+    sensor (sensor-trace values 0..4095)."""
+    if "pockets" not in cfg:
+        return []
+    return ["colour." + p for p in GAMES[cfg["game"]]["pockets"]
+            if p in cfg["pockets"] and "colour" in cfg["pockets"][p]]
+
+
 def line_names(cfg):
-    """Every logical line of the board: buttons, tilt pins, then pegs or keys (sensor-trace
-    names)."""
+    """Every logical line of the board: buttons, tilt pins, pockets, then pegs, keys or colour
+    sensors (sensor-trace names)."""
     names = switch_names(cfg)
     if "pegs" in cfg:
         names += peg_names()
     if "keypad" in cfg:
         names += key_names(cfg)
-    return names
+    return names + analog_names(cfg)
 
 
 def key_names(cfg):
@@ -560,10 +601,13 @@ def active_low_mask(cfg):
     mask = 0
     for i, name in enumerate(switch_names(cfg)):
         kind, _, key = name.partition(".")
-        entry = cfg["buttons"][key] if kind == "btn" else cfg["pins"][key]
+        entry = cfg[SECTIONS[kind]][key]
         if entry["active"] == 0:
             mask |= 1 << i
     return mask
+
+
+SECTIONS = {"btn": "buttons", "pin": "pins", "pocket": "pockets"}  # line kind -> config key
 
 
 def chain_map(cfg):
@@ -600,6 +644,9 @@ def _uses(cfg):
         if kind == "btn":
             e, path = cfg["buttons"][key], "buttons.%s.pin" % key
             what = "button %s" % key
+        elif kind == "pocket":
+            e, path = cfg["pockets"][key], "pockets.%s.pin" % key
+            what = "beam across pocket %s" % key
         else:
             e, path = cfg["pins"][key], "pins.%s.pin" % key
             what = "tilt switch in pin %s" % key
@@ -609,6 +656,10 @@ def _uses(cfg):
         if e["note"]:
             note += "; " + e["note"]
         rows.append((e["pin"], name, "in", e["pull"], note, path))
+        if kind == "pocket" and "colour" in e:
+            rows.append((e["colour"], "colour." + key, "adc", "none",
+                         "reflective IR colour sensor at pocket %s, analog (ADC1)" % key,
+                         "pockets.%s.colour" % key))
     if "pegs" in cfg:
         p = cfg["pegs"]
         rows.append((p["load"], "pegs.load", "out", "none",

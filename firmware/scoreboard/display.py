@@ -56,6 +56,35 @@ def five_pins_rows(state, view, players):
     return rows
 
 
+def seven_pins_rows(state, view, players):
+    names = (_name(players, 0, "P1"), _name(players, 1, "P2"))
+    rows = ["7 pins from %d" % view["start"] if view else "7 pins"]
+    for p in (0, 1):
+        mark = ">" if state["next"] == p else " "
+        rows.append("%s%-6s %4d" % (mark, names[p], state["totals"][p]))
+    if state["winner"] is not None:
+        rows.append("WINNER " + names[state["winner"]])
+    elif state["next"] is None:
+        rows.append("press break")
+    last = view.get("last") if view else None
+    if last:
+        rows.append("last %+d %s" % (last["change"], names[last["player"]]))
+    return rows
+
+
+def novuss_rows(state, view, players):
+    names = (_name(players, 0, "A"), _name(players, 1, "B"))
+    rows = ["novuss  left owe"]
+    for s in (0, 1):
+        mark = ">" if state["next"] == s else " "
+        rows.append("%s%-6s %3d %3d" % (mark, names[s], state["left"][s], state["debt"][s]))
+    if state["winner"] is not None:
+        rows.append("WINNER " + names[state["winner"]])
+    elif state["next"] is None:
+        rows.append("press start")
+    return rows
+
+
 def _sides42(players):
     # T42-1: side 0 = players 1 and 3, side 1 = players 2 and 4.
     if len(players) == 4:
@@ -120,6 +149,8 @@ def generic_rows(state, view, players):
 
 RENDER = {"shove-hapenny": shove_rows, "five-pins": five_pins_rows, "texas-42": texas_42_rows,
           "domino-bingo": domino_bingo_rows, "tally": tally_rows}
+RENDER["seven-pins"] = seven_pins_rows
+RENDER["novuss"] = novuss_rows
 
 
 def screen(game_id, state, view=None, players=(), status=None, warnings=()):

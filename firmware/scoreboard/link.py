@@ -76,7 +76,10 @@ def _event(e):
             if k not in _TRACE_KEYS:
                 return False
         t = e.get("t", 0)
-        return (type(e["line"]) is str and e.get("v") in (0, 1) and type(e.get("v")) is int
+        v = e.get("v")
+        if type(e["line"]) is str and e["line"][:7] == "colour.":  # analog: an ADC reading
+            return type(v) is int and 0 <= v <= 4095 and _is_int(t) and t >= 0
+        return (type(e["line"]) is str and v in (0, 1) and type(v) is int
                 and _is_int(t) and t >= 0)
     for k in e:  # input-event form: {"kind": "press"|int, "id": int|str, "value": int, "t"?}
         if k not in _EVENT_KEYS:

@@ -61,6 +61,11 @@ SHOVE_COLUMNS = (["seq", "time", "t_ms", "action", "side", "name"]
                  + ["coins_%d" % b for b in range(1, 10)]
                  + ["void", "out_of_turn", "bed", "points_a", "points_b", "total_a", "total_b",
                     "next", "misses_turn"])
+SEVEN_PINS_COLUMNS = ["seq", "time", "t_ms", "action", "player", "name", "pins", "pocketed",
+                      "carom", "called", "fouls", "change_1", "change_2", "total_1", "total_2",
+                      "next"]
+NOVUSS_COLUMNS = ["seq", "time", "t_ms", "action", "side", "name", "own", "opp", "fouls",
+                  "left_a", "left_b", "debt_a", "debt_b", "next"]
 TEXAS_42_COLUMNS = ["seq", "time", "t_ms", "action", "bidder", "bidders", "bid", "took", "made",
                     "points_a", "points_b", "score_a", "score_b", "hands", "winner"]
 DOMINO_BINGO_COLUMNS = ["seq", "time", "t_ms", "action", "trump", "points_1", "points_2",
@@ -114,6 +119,37 @@ def _shove_rows(head, steps):
                   " ".join(skip)])
 
 
+def _seven_pins_rows(head, steps):
+    who = sheet.names(head, ["P1", "P2"])
+    for _n, rec, before, after in steps:
+        a = rec.get("a")
+        p = rec.get("player")
+        shot = a == "shot"
+        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
+               "" if p is None else p + 1, "" if p is None else who[p],
+               " ".join(rec.get("pins") or ()) if shot else "",
+               rec.get("pocketed", 0) if shot else "", rec.get("carom", 0) if shot else "",
+               rec.get("called", 0) if shot else "",
+               " ".join(rec.get("fouls") or ()) if shot else "",
+               after["totals"][0] - before["totals"][0], after["totals"][1] - before["totals"][1],
+               after["totals"][0], after["totals"][1],
+               "" if after["next"] is None else who[after["next"]]]
+
+
+def _novuss_rows(head, steps):
+    who = sheet.names(head, ["A", "B"])
+    for _n, rec, _before, after in steps:
+        a = rec.get("a")
+        s = rec.get("side")
+        shot = a == "shot"
+        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
+               "" if s is None else "AB"[s], "" if s is None else who[s],
+               rec.get("own", 0) if shot else "", rec.get("opp", 0) if shot else "",
+               " ".join(rec.get("fouls") or ()) if shot else "",
+               after["left"][0], after["left"][1], after["debt"][0], after["debt"][1],
+               "" if after["next"] is None else who[after["next"]]]
+
+
 def _winner(who, w):
     return "" if w is None else ("draw" if w == "draw" else who[w])
 
@@ -160,6 +196,8 @@ def _generic_rows(head, steps):
 CSV = {
     "five-pins": (FIVE_PINS_COLUMNS, _five_pins_rows),
     "shove-hapenny": (SHOVE_COLUMNS, _shove_rows),
+    "seven-pins": (SEVEN_PINS_COLUMNS, _seven_pins_rows),
+    "novuss": (NOVUSS_COLUMNS, _novuss_rows),
     "texas-42": (TEXAS_42_COLUMNS, _texas_42_rows),
     "domino-bingo": (DOMINO_BINGO_COLUMNS, _domino_bingo_rows),
     "tally": (TALLY_COLUMNS, _tally_rows),

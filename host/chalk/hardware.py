@@ -103,6 +103,11 @@ def summary(cfg):
              "%d button%s" % (len(cfg["buttons"]), "" if len(cfg["buttons"]) == 1 else "s")]
     if "pins" in cfg:
         parts.append("%d tilt switches" % len(cfg["pins"]))
+    if "pockets" in cfg:
+        parts.append("%d pocket beam%s" % (len(cfg["pockets"]),
+                                           "" if len(cfg["pockets"]) == 1 else "s"))
+        if boardconfig.analog_names(cfg):
+            parts.append("%d colour sensors" % len(boardconfig.analog_names(cfg)))
     if "pegs" in cfg:
         parts.append("%d peg holes on %d 74HC165s" % (boardconfig.SIDES * boardconfig.PEG_BITS,
                                                        cfg["pegs"]["chips"]))
@@ -147,6 +152,8 @@ def _switch_entry(cfg, line):
         return cfg["buttons"][key]
     if kind == "pin":
         return cfg["pins"][key]
+    if kind == "pocket":
+        return cfg["pockets"][key]
     return None
 
 
@@ -174,6 +181,14 @@ def _switch_wiring(line, entry):
     else:
         resistor = "internal pull-%s" % pull
     closed = 0 if rail == "GND" else 1
+    if line.startswith("pocket."):
+        # An IR break-beam receiver (e.g. Adafruit 2168, 3 mm/5 mm pair) has an open-collector
+        # output: it pulls its line to GND while it sees the emitter and lets go when the beam is
+        # broken, so with the pull-up the line reads 1 while something passes.
+        return {"rail": "GND", "resistor": resistor,
+                "what": "IR break-beam receiver, open-collector output (VCC to 3V3)",
+                "reads": "reads %d when the beam is broken" % active,
+                "external": pull == "none"}
     if button:
         what = "push button" if closed == active else "normally-closed push button"
         state = "pressed"
@@ -199,10 +214,14 @@ def _rows(cfg):
     groups = []
     buttons = [by_line[n] for n in boardconfig.switch_names(cfg) if n.startswith("btn.")]
     pins = [by_line[n] for n in boardconfig.switch_names(cfg) if n.startswith("pin.")]
+    pockets = [by_line[n] for n in boardconfig.switch_names(cfg) if n.startswith("pocket.")]
+    pockets += [by_line[n] for n in boardconfig.analog_names(cfg)]
     if buttons:
         groups.append(("buttons", buttons))
     if pins:
         groups.append(("pins", pins))
+    if pockets:
+        groups.append(("pockets", pockets))
     if "pegs" in cfg:
         groups.append(("pegs", [by_line["pegs." + k] for k in ("load", "clock", "data")]))
     if "keypad" in cfg:
@@ -278,6 +297,24 @@ def pinmap_markdown(cfg, source):
             w = _switch_wiring(name, e)
             add("| `%s` | %d | %s | %s | %s | %s |" % (name, e["pin"], w["what"], w["rail"],
                                                        w["resistor"], w["reads"]))
+        add("")
+    colours = boardconfig.analog_names(cfg)
+    if colours:
+        ps = cfg["pocket_sensing"]
+        add("## Colour sensors")
+        add("")
+        add("A reflective IR sensor (TCRT5000 module, analog output AO) beside each pocket's beam, "
+            "looking across the throat at the puck as it drops. Reading 0-4095: below %d black, "
+            "below %d red, above that the striker (bare light wood); a passage of %d ms or more "
+            "is the striker whatever the colour (`pocket_sensing` in the board config)."
+            % (ps["black_below"], ps["red_below"], ps["striker_ms"]))
+        add("")
+        add("| line | GPIO (ADC1) | sensor pins |")
+        add("|---|---:|---|")
+        for name in colours:
+            e = cfg["pockets"][name.split(".")[1]]
+            add("| `%s` | %d, %s | VCC to 3V3, GND to GND, AO to the GPIO (DO not connected) |"
+                % (name, e["colour"], _header(e["colour"])))
         add("")
     if "pegs" in cfg:
         p = cfg["pegs"]
@@ -401,7 +438,7 @@ def _cell(text):
 
 _FONT = "Helvetica, Arial, sans-serif"
 _COLOURS = {"buttons": "#1a5fb4", "pins": "#c64600", "pegs": "#26a269", "display": "#813d9c",
-            "keypad": "#a51d2d"}
+            "keypad": "#a51d2d", "pockets": "#865e3c"}
 _INK = "#222222"
 _GREY = "#666666"
 _PIN_X = 230  # right edge of the ESP32 box: every GPIO leaves here
@@ -565,7 +602,18 @@ def wiring_svg(cfg, source):
         gpio, line, direction, pull, _note = row
         colour = _COLOURS[group]
         entry = _switch_entry(cfg, line)
-        if entry is not None:
+        if line.startswith("pocket.") or line.startswith("colour."):
+            info = ("beam receiver OUT, external pull-up" if line.startswith("pocket.")
+                    and entry["pull"] == "none" else "beam receiver OUT, internal pull-up"
+                    if line.startswith("pocket.") else "ADC1 analog: IR reflective sensor OUT")
+            svg.label(_PIN_X + 12, wy - 7, line, colour, info)
+            svg.line(_PIN_X, wy, _DEV_X, wy, colour, 2)
+            svg.ring(_DEV_X, wy, 3, colour)
+            what = ("IR break-beam receiver OUT" if line.startswith("pocket.")
+                    else "TCRT5000 reflective sensor AO")
+            svg.text(_DEV_X + 12, wy + 4, "%s, pocket %s" % (what, line.split(".")[1]))
+            svg.text(_DEV_X + 12, wy + 18, "sensor VCC to 3V3, GND to GND", size=10, fill=_GREY)
+        elif entry is not None:
             w = _switch_wiring(line, entry)
             info = "external pull-%s" % ("up" if w["rail"] == "GND" else "down") \
                 if w["external"] else w["resistor"]
@@ -725,6 +773,8 @@ def _legend(svg, cfg, y):
         shown.append(("pins", "tilt switches"))
     if "pegs" in cfg:
         shown.append(("pegs", "74HC165 chain"))
+    if "pockets" in cfg:
+        shown.append(("pockets", "pocket sensors"))
     if "keypad" in cfg:
         shown.append(("keypad", "keypad matrix"))
     if cfg["display"]["driver"] == "ssd1306":

@@ -41,6 +41,37 @@ def _five_pins_action(rng, state, accuracy):
     return {"a": "shot", "player": player, "pins": down, "carom": carom, "fouls": fouls}
 
 
+SEVEN_PINS = ("K", "S1", "S2", "S3", "S4", "M1", "M3")
+SEVEN_PINS_FOULS = ["miss", "cue_pocketed", "no_cushion", "cue_pins", "off_table"]
+
+
+def _seven_pins_action(rng, state, accuracy):
+    player = state["next"]
+    if rng.random() < 0.12:
+        return {"a": "shot", "player": player, "pins": [], "pocketed": 0, "carom": 0,
+                "called": 0, "fouls": [rng.choice(SEVEN_PINS_FOULS)]}
+    down = [p for p in SEVEN_PINS if rng.random() < accuracy * (0.2 if p[0] == "S" else 0.3)]
+    pocketed = rng.choice((0, 0, 0, 1, 2)) if rng.random() < accuracy else 0
+    carom = 1 if rng.random() < accuracy * 0.3 else 0
+    called = 1 if rng.random() < 0.05 else 0
+    fouls = ["cue_pins"] if down and rng.random() < 0.08 else []
+    return {"a": "shot", "player": player, "pins": down, "pocketed": pocketed, "carom": carom,
+            "called": called, "fouls": fouls}
+
+
+NOVUSS_FOULS = ["no_own_touch", "striker_pocketed", "opp_first", "own_off", "direct_in_zone"]
+
+
+def _novuss_action(rng, state, accuracy):
+    side = state["next"]
+    own = 0
+    for _ in range(min(2, state["left"][side])):
+        own += rng.random() < accuracy * 0.6
+    opp = 1 if state["left"][1 - side] and rng.random() < 0.08 else 0
+    fouls = [rng.choice(NOVUSS_FOULS)] if rng.random() < 0.1 else []
+    return {"a": "shot", "side": side, "own": own, "opp": opp, "fouls": fouls}
+
+
 def _texas_42_action(rng, state, accuracy):
     bid = rng.choice((30, 30, 31, 32, 33, 34, 35, 36, 38, 40, 42, 84)) if rng.random() < 0.97 \
         else 168
@@ -75,6 +106,8 @@ GAMES = {
                       {"a": "start", "side": 0}, _shove_action),
     "five-pins": ({"target": 60, "sets": 3, "pin_foul_penalty": 0},
                   {"a": "break", "player": 0}, _five_pins_action),
+    "seven-pins": ({"start": 300}, {"a": "break", "player": 0}, _seven_pins_action),
+    "novuss": ({"per_side": 1, "pucks": 8}, {"a": "start", "side": 0}, _novuss_action),
     # No opening action: the first hand or count is the game's first action.
     "texas-42": ({"target": 250}, None, _texas_42_action),
     "domino-bingo": ({"big_points_to_win": 7}, None, _domino_bingo_action),

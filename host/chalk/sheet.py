@@ -131,6 +131,96 @@ def five_pins_result(head, state):
     return "winner: %s, %d sets to %d" % (who[w], state["sets"][w], state["sets"][1 - w])
 
 
+# -- seven pins ----------------------------------------------------------------------------------
+
+def seven_pins_rows(head, steps):
+    who = names(head, ["P1", "P2"])
+    cfg = head.get("config") or {}
+    yield "seven pins  %s v %s  from %s down to 0" % (who[0], who[1], cfg.get("start", 300))
+    yield "%4s %5s %7s  %-46s %-12s %9s  %s" % (
+        "line", "seq", "time", "action", "change", "totals", "next")
+    for n, rec, before, after in steps:
+        a = rec.get("a")
+        if a == "break":
+            what = "%s breaks" % who[rec["player"]]
+        elif a == "shot":
+            parts = ["%s:" % who[rec["player"]]]
+            parts.append(" ".join(rec.get("pins") or []) or "no pin")
+            if rec.get("pocketed"):
+                parts.append("potted %d" % rec["pocketed"])
+            if rec.get("carom"):
+                parts.append("carom")
+            if rec.get("called"):
+                parts.append("(called)")
+            if rec.get("fouls"):
+                parts.append("FOUL " + ",".join(rec["fouls"]))
+            what = " ".join(parts)
+        else:
+            what = a
+        moved = []
+        for p in (0, 1):
+            d = after["totals"][p] - before["totals"][p]
+            if d:
+                moved.append("%+d %s" % (d, who[p]))
+        nxt = "" if after["next"] is None else who[after["next"]]
+        yield "%4d %5s %7s  %-46s %-12s %9s  %s" % (
+            n, rec.get("seq", ""), clock(rec.get("t", 0)), what[:46], " ".join(moved),
+            "%d-%d" % tuple(after["totals"]), nxt)
+
+
+def seven_pins_result(head, state):
+    who = names(head, ["P1", "P2"])
+    if state["winner"] is None:
+        return "no winner yet: %s %d to go, %s %d to go" % (
+            who[0], state["totals"][0], who[1], state["totals"][1])
+    w = state["winner"]
+    return "winner: %s, down to 0 with %s on %d" % (who[w], who[1 - w], state["totals"][1 - w])
+
+
+# -- novuss --------------------------------------------------------------------------------------
+
+def novuss_rows(head, steps):
+    who = names(head, ["A", "B"])
+    cfg = head.get("config") or {}
+    yield "novuss  %s v %s  %d pucks a side%s" % (
+        who[0], who[1], cfg.get("pucks", 8), "  pairs" if cfg.get("per_side", 1) == 2 else "")
+    yield "%4s %5s %7s  %-44s %7s %7s  %s" % (
+        "line", "seq", "time", "action", "left", "debt", "next")
+    for n, rec, _before, after in steps:
+        a = rec.get("a")
+        if a == "start":
+            what = "%s starts" % who[rec["side"]]
+        elif a == "shot":
+            parts = ["%s:" % who[rec["side"]]]
+            own, opp = rec.get("own", 0), rec.get("opp", 0)
+            if own:
+                parts.append("%d own" % own)
+            if opp:
+                parts.append("%d opp" % opp)
+            if not own and not opp:
+                parts.append("nothing in")
+            if rec.get("fouls"):
+                parts.append("FOUL " + ",".join(rec["fouls"]))
+            what = " ".join(parts)
+        else:
+            what = a
+        nxt = "" if after["next"] is None else who[after["next"]]
+        yield "%4d %5s %7s  %-44s %7s %7s  %s" % (
+            n, rec.get("seq", ""), clock(rec.get("t", 0)), what[:44],
+            "%d-%d" % tuple(after["left"]), "%d-%d" % tuple(after["debt"]), nxt)
+
+
+def novuss_result(head, state):
+    who = names(head, ["A", "B"])
+    if state["winner"] is None:
+        return "no winner yet: %s %d left (owes %d), %s %d left (owes %d)" % (
+            who[0], state["left"][0], state["debt"][0], who[1], state["left"][1],
+            state["debt"][1])
+    w = state["winner"]
+    return "winner: %s, all pucks in; %s had %d left" % (who[w], who[1 - w],
+                                                         state["left"][1 - w])
+
+
 # -- texas 42 ------------------------------------------------------------------------------------
 
 def t42_sides(head):
@@ -257,6 +347,8 @@ def generic_result(head, state):
 FORMATS = {
     "shove-hapenny": (shove_rows, shove_result),
     "five-pins": (five_pins_rows, five_pins_result),
+    "seven-pins": (seven_pins_rows, seven_pins_result),
+    "novuss": (novuss_rows, novuss_result),
     "texas-42": (texas_42_rows, texas_42_result),
     "domino-bingo": (domino_bingo_rows, domino_bingo_result),
     "tally": (tally_rows, tally_result),

@@ -47,6 +47,27 @@ def _shove(st, players):
     return "turn %d" % st["turns"], names, rows
 
 
+def _seven_pins(st, players):
+    names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
+    w = max(len(n) for n in names)
+    rows = ["  %-*s  to go" % (w, "")]
+    for p in (0, 1):
+        mark = ">" if st["next"] == p else " "
+        rows.append("%s %-*s  %5d" % (mark, w, names[p], st["totals"][p]))
+    return "", names, rows
+
+
+def _novuss(st, players):
+    names = [player_name(players, i, "AB"[i]) for i in (0, 1)]
+    w = max(len(n) for n in names)
+    rows = ["  %-*s  left  owes" % (w, "")]
+    for side in (0, 1):
+        mark = ">" if st["next"] == side else " "
+        rows.append("%s %-*s  %4d  %4d" % (mark, w, names[side], st["left"][side],
+                                            st["debt"][side]))
+    return "", names, rows
+
+
 def _texas_42(st, players):
     if len(players) == 4 and all(type(p) is str for p in players):
         names = ["%s & %s" % (players[0], players[2]), "%s & %s" % (players[1], players[3])]
@@ -81,6 +102,9 @@ def _generic(st, players):
 GAMES = {"five-pins": _five_pins, "shove-hapenny": _shove, "texas-42": _texas_42,
          "domino-bingo": _domino_bingo, "tally": _tally}
 TURNLESS = ("texas-42", "domino-bingo", "tally")  # any side or player may score next
+GAMES["seven-pins"] = _seven_pins
+GAMES["novuss"] = _novuss
+TO_START = {"seven-pins": "the break (SP-15)", "novuss": "which side shoots first"}
 
 
 def _on_move(game, st, names):
@@ -91,6 +115,8 @@ def _on_move(game, st, names):
     if game in TURNLESS:
         return "next: the next %s" % ("count" if game == "tally" else "hand")
     if st.get("next") is None:
+        if game in TO_START:
+            return "to start: " + TO_START[game]
         return "to start: " + ("the break (FP-7)" if game == "five-pins" else
                                "who shoots first (SH-5)")
     extra = ", ball in hand" if st.get("ball_in_hand") else ""
@@ -136,6 +162,13 @@ def one_line(status):
         score = "turn %d: %s %s - %s %s" % (
             st["turns"], names[0], "".join(map(str, st["beds"][0])), names[1],
             "".join(map(str, st["beds"][1])))
+    elif game == "seven-pins":
+        names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
+        score = "to go: %s %d - %s %d" % (names[0], st["totals"][0], names[1], st["totals"][1])
+    elif game == "novuss":
+        names = [player_name(players, i, "AB"[i]) for i in (0, 1)]
+        score = "left: %s %d (owes %d) - %s %d (owes %d)" % (
+            names[0], st["left"][0], st["debt"][0], names[1], st["left"][1], st["debt"][1])
     elif game in GAMES:
         _, names, rows = GAMES[game](st, players)
         score = ", ".join(" ".join(r.split()) for r in rows

@@ -225,6 +225,8 @@ class NullDisplay:
 class Board:
     """What the layers above get from a hal: see the top of this module."""
 
+    analog = None  # pockets' colour sensors (novuss): read(i) -> 0..4095, or None if none
+
     def __init__(self, cfg, lines, pegs, display, clock, storage):
         from .. import boardconfig
 

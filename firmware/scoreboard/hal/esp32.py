@@ -48,7 +48,7 @@ class Lines:
         pins = []
         for name in self.names:
             kind, _, key = name.partition(".")
-            entry = cfg["buttons"][key] if kind == "btn" else cfg["pins"][key]
+            entry = cfg[boardconfig.SECTIONS[kind]][key]
             pins.append(Pin(entry["pin"], Pin.IN, _PULLS[entry["pull"]]))  # type: ignore[arg-type]
         self._pins = pins
         self._handlers = [None] * self.count
@@ -94,6 +94,31 @@ class Display(SSD1306):
             super().show()
         except OSError:
             self.errors += 1
+
+
+class Analog:
+    """The pockets' colour sensors (Novuss): read(i) is pocket i's ADC reading, 0..4095, or 0
+    for a pocket without one. ADC1 pins only (boardconfig refuses others), 11 dB attenuation
+    for the full 0-3.3 V range. read() allocates nothing (a small int)."""
+
+    def __init__(self, cfg):
+        from .. import boardconfig
+
+        ids = boardconfig.GAMES[cfg["game"]]["pockets"]
+        self._adcs = []
+        for pid in ids:
+            e = cfg["pockets"].get(pid)
+            if e is None:
+                continue
+            adc = None
+            if "colour" in e:
+                adc = machine.ADC(Pin(e["colour"]), atten=machine.ADC.ATTN_11DB)
+            self._adcs.append(adc)
+        self.count = len(self._adcs)
+
+    def read(self, i):
+        adc = self._adcs[i]
+        return 0 if adc is None else adc.read_u16() >> 4
 
 
 def _make_pegs(cfg):
@@ -145,5 +170,7 @@ def make_board(cfg, journal=JOURNAL_DIR):
     if "keypad" in cfg:
         board.keypad = _make_keypad(cfg)
     board.problems.extend(problems)
+    if boardconfig.analog_names(cfg):
+        board.analog = Analog(cfg)
     board.device_id = "esp32-" + "".join("%02x" % b for b in machine.unique_id())
     return board

@@ -371,6 +371,10 @@ class SimBoard(Board):
             self.keypad = Keypad(self.matrix.rows, self.matrix.cols)
             self._nkeys = len(cfg["keypad"]["keys"])
         self.device_id = _device_id(flash_dir)
+        if "pockets" in cfg:
+            from .simanalog import Analog  # only boards with colour sensors load it
+
+            self.analog = Analog(cfg)
 
     def _locate(self, name):
         # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists
@@ -387,8 +391,12 @@ class SimBoard(Board):
         return (i - n) // 27, (i - n) % 27
 
     def set_line(self, name, v, t=None):
-        """Set a line by its contract name to a logical value, 0 or 1; t: when it changed
-        (ticks ms; default now), for the edge interrupt of a tilt line."""
+        """Set a line by its contract name to a logical value, 0 or 1 (an analog colour line:
+        its ADC reading, 0..4095); t: when it changed (ticks ms; default now), for the edge
+        interrupt of a tilt line."""
+        if self.analog is not None and name[:7] == "colour.":
+            self.analog.set(name, v)
+            return
         if v is not True and v is not False and (type(v) is not int or v not in (0, 1)):
             raise ValueError("line %s: v must be 0 or 1, not %s" % (name, _q(v)))
         side, i = self._locate(name)
@@ -403,6 +411,8 @@ class SimBoard(Board):
             self.peg_state[side] &= ~(1 << i)
 
     def line(self, name):
+        if self.analog is not None and name[:7] == "colour.":
+            return self.analog.get(name)
         side, i = self._locate(name)
         if side is None:
             return (self.lines.read() >> i) & 1
@@ -494,7 +504,11 @@ def read_trace(lines, names):
         if type(name) is not str or name not in known:
             raise TraceError(lineno, "unknown line name %s; known: %s"
                              % (_q(name), _summary(names)))
-        if type(v) is not int or v not in (0, 1):
+        if name[:7] == "colour.":  # an analog line: an ADC reading
+            if type(v) is not int or not 0 <= v <= 4095:
+                raise TraceError(lineno, "v of %s must be an ADC reading 0..4095, not %s"
+                                 % (name, _q(v)))
+        elif type(v) is not int or v not in (0, 1):
             raise TraceError(lineno, "v must be 0 or 1, not %s" % _q(v))
         last = t
         yield t, name, v

@@ -57,3 +57,8 @@ __all__ = [
     "peg_where",
     "pins_text",
 ]
+
+# Pocket sensors (seven-pins, novuss): sense/pockets.py is imported by the boards that have them.
+from .events import POCKET  # noqa: E402
+
+__all__ += ["POCKET"]

@@ -37,6 +37,7 @@ def register(sub):
                    help="mpy-cross architecture: xtensawin for an ESP32 (default), none for "
                    "portable bytecode (the simulated board)")
     p.add_argument("--board", metavar="CONFIG",
-                   help="board config to copy as /board.json: five-pins, shove-hapenny or a "
+                   help="board config to copy as /board.json: five-pins, shove-hapenny, "
+                   "seven-pins, novuss or a "
                    ".json path (default: keep the board's own)")
     p.set_defaults(func=run)

@@ -87,7 +87,8 @@ def register(sub):
                        "board. Prints the device path to use as --port; the flash directory "
                        "(journal, firmware) survives restarts.")
     s.add_argument("--board", default="five-pins",
-                   help="board config: five-pins, shove-hapenny, scorepad, or a .json path")
+                   help="board config: five-pins, shove-hapenny, seven-pins, novuss, scorepad, "
+                   "or a .json path")
     s.add_argument("--game", help="the game a scorepad plays (texas-42, domino-bingo, tally; "
                    "default: its config's)")
     s.add_argument("--config", nargs="+", metavar="JSON|KEY=VALUE",
