@@ -81,9 +81,11 @@ def main():
 if __name__ == "__main__":
     main()
     # The board (sensing tick, actions/s, heap, journal recovery) and the host archive.
-    from bench import bench_archive, bench_board
+    from bench import bench_archive, bench_board, bench_serve
 
     print()
     bench_board.main()
     print()
     bench_archive.main()
+    print()
+    bench_serve.main()

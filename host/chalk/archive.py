@@ -848,11 +848,17 @@ class Follower:
             g["last_seq"] if g["last_seq"] is not None else g["seq"], end))
 
     # -- live --------------------------------------------------------------------------------
+    tick = 0.2  # the longest wait for a frame before _between runs again
+
+    def _between(self, link):
+        """Called between frames while live: `chalk serve` passes its clients' commands here."""
+
     def _live(self, link):
         base = link.stats()
         quiet = time.monotonic()
         while not self._stopped():
-            f = link.poll(0.2)
+            self._between(link)
+            f = link.poll(self.tick)
             st = link.stats()
             need = st["lost"] > base["lost"] or st["restarts"] > base["restarts"]
             if f is None:

@@ -19,7 +19,10 @@ from pathlib import Path
 from chalk.errors import ChalkError
 
 ROOT = Path(__file__).resolve().parents[2]
+# The checkout's firmware/, or in an installed chalk (a wheel) the copy it carries (setup.py).
 FIRMWARE = ROOT / "firmware"
+if not (FIRMWARE / "main.py").is_file() and (Path(__file__).parent / "_firmware").is_dir():
+    FIRMWARE = Path(__file__).resolve().parent / "_firmware"
 PACKAGE = "scoreboard"
 ESP32_ARCH = "xtensawin"  # the ESP32's native-code architecture (windowed Xtensa)
 STUBS_DIR = ROOT / "build" / "mpy-stubs"
