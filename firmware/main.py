@@ -49,7 +49,7 @@ def sim_main(argv):
     board.display.mirror = "screen.txt"  # the screen as text, for `chalk sim --show`
     trace = None
     if opts["--trace"]:
-        trace = TracePlayer(board, open(opts["--trace"]))
+        trace = TracePlayer(board, open(opts["--trace"], "rb"))  # bytes: a bad line is named
     serve(board, trace=trace, test_mode=True if "--test-mode" in flags else None)
 
 
@@ -65,7 +65,7 @@ def run_virtual(board, trace_path, test_mode):
     clock = board.clock
     step = board.cfg["timings"]["scan_ms"]
     if trace_path:
-        with open(trace_path) as f:
+        with open(trace_path, "rb") as f:
             player = TracePlayer(board, f)
             while not player.done:
                 clock.advance(step)

@@ -26,7 +26,7 @@ def row(out, name):
     return [line.split() for line in out.splitlines() if line.split()[:1] == [name]][0]
 
 
-def reading(capsys, port, done, timeout=10.0):
+def reading(capsys, port, done, timeout=60.0):
     """`chalk service --once` until done(output) holds (the board plays injected changes in its
     own time; a busy machine may take a while)."""
     deadline = time.monotonic() + timeout
@@ -62,7 +62,7 @@ def test_service_shows_levels_and_edge_counts_of_switch_lines(tmp_path, capsys):
             assert st["state"]["next"] is None
         code, out, _ = chalk(capsys, "service", "--off", "--port", sim.port)
         assert code == 0
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # an upper bound only
         with connect(sim.port) as board:
             while board.request("state")["screen"][0].startswith("SERVICE"):
                 assert time.monotonic() < deadline, "the service view stayed on"

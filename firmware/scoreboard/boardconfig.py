@@ -122,9 +122,10 @@ _PULLS = ("up", "down", "none")
 
 def _q(value):
     try:
-        return json.dumps(value)
+        text = json.dumps(value)
     except (TypeError, ValueError):
-        return repr(value)
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."  # a hostile value is not echoed whole
 
 
 def _distance(a, b):
@@ -140,6 +141,8 @@ def _distance(a, b):
 
 
 def _hint(word, known):
+    if len(word) > 40:
+        return ""  # no key is that long: skip the quadratic distance for a hostile key
     best = None
     for k in known:
         d = _distance(word, k)
@@ -149,6 +152,8 @@ def _hint(word, known):
 
 
 def _join(path, key):
+    if len(key) > 40:
+        key = key[:37] + "..."
     return key if not path else path + "." + key
 
 
@@ -511,11 +516,15 @@ def load(source):
         where = source
         try:
             with open(source) as f:
-                text = f.read()
+                text = f.read()  # both interpreters check the UTF-8 as they decode
         except OSError as e:
             raise BoardConfigError("%s: cannot read the board config (%s)" % (source, e))
+        except UnicodeError:
+            raise BoardConfigError("%s: not UTF-8 text: a board config is a JSON file" % source)
+        if text.startswith("\ufeff"):
+            text = text[1:]  # a byte order mark some editors put first
         try:
-            source = json.loads(text)
+            source = _loads(text)
         except ValueError as e:
             raise BoardConfigError("%s: not valid JSON (%s)" % (where, e))
     try:
@@ -524,6 +533,33 @@ def load(source):
         if where is None:
             raise
         raise BoardConfigError("%s: %s" % (where, e), e.path)
+
+
+def _loads(text):
+    # json.loads with scoreboard.safejson's limits (nesting, NaN), inline: a separate module
+    # would stay on a board's heap after boot, while this one is dropped (main.py).
+    if text.count("[") + text.count("{") > 32 or "N" in text or "I" in text:
+        level = 0
+        quoted = esc = False
+        for ch in text:
+            if quoted:
+                if esc:
+                    esc = False
+                elif ch == "\\":
+                    esc = True
+                elif ch == '"':
+                    quoted = False
+            elif ch == '"':
+                quoted = True
+            elif ch in "[{":
+                level += 1
+                if level > 32:
+                    raise ValueError("nested deeper than 32 levels")
+            elif ch in "]}":
+                level -= 1
+            elif ch in "NI":
+                raise ValueError("NaN and Infinity are not JSON numbers")
+    return json.loads(text)
 
 
 # -- line names -----------------------------------------------------------------------------------

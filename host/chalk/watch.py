@@ -9,6 +9,7 @@ import sys
 import time
 
 from chalk import link
+from chalk.text import printable
 
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: plain ANSI, any terminal has it
 
@@ -16,8 +17,8 @@ CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: plain ANSI, any terminal h
 def player_name(players, i, default):
     p = players[i] if i < len(players) else None
     if type(p) is list:
-        return " & ".join(str(x) for x in p)
-    return str(p) if p else default
+        return printable(" & ".join(str(x) for x in p))
+    return printable(p) if p else default
 
 
 def _five_pins(st, players):
@@ -70,7 +71,8 @@ def _novuss(st, players):
 
 def _texas_42(st, players):
     if len(players) == 4 and all(type(p) is str for p in players):
-        names = ["%s & %s" % (players[0], players[2]), "%s & %s" % (players[1], players[3])]
+        names = [printable("%s & %s" % (players[0], players[2])),
+                 printable("%s & %s" % (players[1], players[3]))]
     else:
         names = [player_name(players, i, ("P1 & P3", "P2 & P4")[i]) for i in (0, 1)]
     w = max(len(n) for n in names)

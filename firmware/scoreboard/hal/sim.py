@@ -448,9 +448,10 @@ def known_lines(board):
 
 def _q(v):
     try:
-        return json.dumps(v)
+        text = json.dumps(v)
     except (TypeError, ValueError):
-        return repr(v)
+        text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # -- sensor traces --------------------------------------------------------------------------------
@@ -461,6 +462,11 @@ class TraceError(ValueError):
     def __init__(self, lineno, message):
         super().__init__("trace line %d: %s" % (lineno, message))
         self.lineno = lineno
+
+
+# The latest t a trace may have: 24 hours. No game lasts longer, and a virtual clock walking to
+# t = 10**23 one scan at a time would never get there.
+MAX_T = 24 * 3600 * 1000
 
 
 def format_record(t, line, v):
@@ -475,18 +481,25 @@ def read_trace(lines, names):
     Raises TraceError naming the line number for bad JSON, an unknown line name, t going
     backwards or v not 0/1.
     """
+    from ..safejson import loads  # here: a board that plays no trace never loads it
+
     known = set(names)
     last = -1
     lineno = 0
     for raw in lines:
         lineno += 1
         if type(raw) is bytes:
-            raw = raw.decode()
+            try:
+                raw = raw.decode()
+            except UnicodeError:
+                raise TraceError(lineno, "not UTF-8 text: a trace is JSON Lines")
         raw = raw.strip()
+        if lineno == 1 and raw.startswith("\ufeff"):
+            raw = raw[1:].strip()  # a byte order mark some editors put first
         if not raw:
             continue
         try:
-            rec = json.loads(raw)
+            rec = loads(raw)
         except ValueError as e:
             raise TraceError(lineno, "bad JSON (%s): %s" % (e, raw[:60]))
         if type(rec) is not dict:
@@ -496,8 +509,9 @@ def read_trace(lines, names):
             if key not in rec:
                 raise TraceError(lineno, "missing %s in %s" % (_q(key), raw[:60]))
         t, name, v = rec["t"], rec["line"], rec["v"]
-        if type(t) is not int or t < 0:
-            raise TraceError(lineno, "t must be a whole number of ms >= 0, not %s" % _q(t))
+        if type(t) is not int or t < 0 or t > MAX_T:
+            raise TraceError(lineno, "t must be a whole number of ms from 0 to %d (24 hours), "
+                             "not %s" % (MAX_T, _q(t)))
         if t < last:
             raise TraceError(lineno, "t goes backwards: %d after %d (a trace is in time order)"
                              % (t, last))

@@ -3,7 +3,7 @@
 import sys
 import time
 
-from chalk.commands import add_port
+from chalk.commands import add_port, positive_seconds
 
 ORDER = 55
 
@@ -58,5 +58,6 @@ def register(sub):
     add_port(s)
     s.add_argument("--once", action="store_true", help="print the lines once and exit")
     s.add_argument("--off", action="store_true", help="leave the service view")
-    s.add_argument("--every", type=float, default=0.5, help="seconds between readings")
+    s.add_argument("--every", type=positive_seconds, default=0.5,
+                   help="seconds between readings")
     s.set_defaults(func=run)

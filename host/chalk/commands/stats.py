@@ -28,6 +28,7 @@ def _write(text, path):
 
 def run(args):
     from chalk import stats
+    from chalk.text import printable
 
     with stats.open_ro(args.db) as db:
         if args.game is None:
@@ -35,7 +36,7 @@ def run(args):
             if args.csv:
                 _write(stats.players_csv(report), args.csv)
             else:
-                print("\n".join(stats.players_text(report)))
+                print("\n".join(printable(r) for r in stats.players_text(report)))
             return 0
         s = stats.game_stats(db, args.game)
         if s is None:
@@ -51,7 +52,7 @@ def run(args):
             _write({"score": stats.game_csv, "beds": stats.beds_csv,
                     "pins": stats.pins_csv}[args.of](s), args.csv)
         else:
-            print("\n".join(stats.game_text(s)))
+            print("\n".join(printable(r) for r in stats.game_text(s)))  # names escaped
     return 0
 
 
