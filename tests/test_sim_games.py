@@ -337,7 +337,7 @@ def wait_for(link, what, timeout=60.0):  # an upper bound only
     """Ask the board for its status until what(status) is true; return that status."""
     deadline = time.monotonic() + timeout
     while True:
-        st = link.request("state")
+        st = link.request("state", timeout=30.0)  # an upper bound on a busy machine
         if what(st):
             return st
         if time.monotonic() > deadline:

@@ -197,12 +197,7 @@ def _five_pins(tr, head, actions):
             carom = action.get("carom", 0)
             if carom:
                 tr.press("carom%d" % carom)
-            # The foul list (docs/scoring-at-the-table.md): "foul" opens it and moves down,
-            # "confirm" marks the code under the cursor and closes it.
-            for code in action.get("fouls", []):
-                for _ in range(FOULS.index(code) + 1):
-                    tr.press("foul")
-                tr.press("confirm")
+            _foul_list(tr, action.get("fouls", []), FOULS)
             tr.press("confirm")
             tr.wait(500)
         elif a == "undo":
@@ -211,10 +206,13 @@ def _five_pins(tr, head, actions):
             raise ValueError("no trace for five-pins action %r" % a)
 
 
-def _one_foul(fouls, codes):
-    if len(fouls) > 1:
-        raise ValueError("the foul button records one foul per shot: %r" % fouls)
-    return codes.index(fouls[0]) + 1 if fouls else 0
+def _foul_list(tr, fouls, codes):
+    """Mark each foul on the foul list (docs/scoring-at-the-table.md): "foul" opens it and moves
+    down, "confirm" marks the code under the cursor and closes it."""
+    for code in fouls:
+        for _ in range(codes.index(code) + 1):
+            tr.press("foul")
+        tr.press("confirm")
 
 
 def _seven_pins(tr, head, actions):
@@ -246,8 +244,7 @@ def _seven_pins(tr, head, actions):
                 tr.press("carom")
             if action.get("called"):
                 tr.press("called")
-            for _ in range(_one_foul(action.get("fouls", []), SEVEN_PINS_FOULS)):
-                tr.press("foul")
+            _foul_list(tr, action.get("fouls", []), SEVEN_PINS_FOULS)
             tr.press("confirm")
             tr.wait(500)
         elif a == "undo":
@@ -274,8 +271,7 @@ def _novuss(tr, head, actions):
                 tr.wait(tr.rng.randint(200, 600))
                 tr.pocket(tr.rng.randint(1, 4), tr.t, (2000, 600)[colour])
             tr.wait(tr.rng.randint(1000, 2000))  # everything at rest
-            for _ in range(_one_foul(action.get("fouls", []), NOVUSS_FOULS)):
-                tr.press("foul")
+            _foul_list(tr, action.get("fouls", []), NOVUSS_FOULS)
             tr.press("confirm")
             tr.wait(500)
         elif a == "undo":

@@ -10,18 +10,14 @@
 # carom4 (toggle the first carom's value), foul (the foul list, below; long: no foul), undo,
 # break (before the match: who breaks, FP-7).
 #
-# Several fouls in one shot (FP-14, FP-15; docs/scoring-at-the-table.md): "foul" opens the foul
-# list on the screen with the cursor on the first (most used) code; each further "foul" moves
-# the cursor down. "confirm" marks the code under the cursor (or takes its mark off) and closes
-# the list; "undo" closes it and changes nothing; any other button closes it and then acts. So
-# one foul is "foul" x position, "confirm"; the shot is then submitted with "confirm" as ever.
+# Several fouls in one shot (FP-14, FP-15): the foul list (referee/foulist.py). One foul is
+# "foul" x its position, "confirm"; the shot is then submitted with "confirm" as ever.
 
 from ..sense import CLOSING, LONG, PRESS, SHOT, SHOT_CLOSED, pins_text
 from . import BaseReferee
+from .foulist import FoulList
 
 # The order of the foul list: the common ones first.
-_LIST_ROWS = 6  # foul codes shown at once, around the cursor
-
 FOULS = ("miss", "red_first", "pin", "pins_first", "ball_off", "touch", "wrong_ball", "moving",
          "not_tip", "double_hit", "push", "contact", "foot", "placing", "jump")
 
@@ -30,12 +26,12 @@ class Referee(BaseReferee):
     def __init__(self, app):
         super().__init__(app)
         self.breaker = 0
+        self.fouls = FoulList(FOULS)
         self._clear()
 
     def _clear(self):
         self.carom = 0
-        self.fouls = 0  # marked fouls, bit i = FOULS[i]
-        self.menu = -1  # the foul list's cursor, -1 while the list is closed
+        self.fouls.clear()
         self.pins = 0  # pins down in shot windows closed since the last shot (settled)
         self.closing = False  # "confirm" waits for a pin mid-fall (FP-18): SHOT submits
 
@@ -59,17 +55,8 @@ class Referee(BaseReferee):
         if kind != PRESS and kind != LONG:
             return
         name = self.app.button(ident)
-        if self.menu >= 0:
-            cursor = self.menu
-            if name == "foul" and kind == PRESS:
-                self.menu = (cursor + 1) % len(FOULS)
-                return
-            self.menu = -1
-            if name == "confirm" and kind == PRESS:
-                self.fouls ^= 1 << cursor  # mark it, or take its mark off
-                return
-            if name == "undo":
-                return  # closes the list; nothing is undone
+        if self.fouls.button(name, kind):
+            return
         if name == "confirm":
             if kind == LONG:
                 self.app.submit({"a": "undo"})
@@ -81,12 +68,6 @@ class Referee(BaseReferee):
             self.carom = 0 if self.carom == 3 else 3
         elif name == "carom4":
             self.carom = 0 if self.carom == 4 else 4
-        elif name == "foul":
-            if kind == LONG:
-                self.fouls = 0  # no foul
-                self.menu = -1
-            else:
-                self.menu = 0
         elif name == "break":
             self.breaker = 1 - self.breaker
 
@@ -120,7 +101,7 @@ class Referee(BaseReferee):
         if st["next"] is None:
             return
         action = {"a": "shot", "player": st["next"], "pins": pins_text(self.pins),
-                  "carom": self.carom, "fouls": self.foul_codes()}
+                  "carom": self.carom, "fouls": self.fouls.chosen()}
         if self.app.submit(action):
             self._clear()
 
@@ -135,31 +116,13 @@ class Referee(BaseReferee):
             parts.append("pins " + pins_text(down))
         if self.carom:
             parts.append("c%d" % self.carom)
-        codes = self.foul_codes()
-        if len(codes) == 1:
-            parts.append(codes[0])
-        elif codes:
-            parts.append("%d fouls" % len(codes))
+        fouls = self.fouls.summary()
+        if fouls:
+            parts.append(fouls)
         return " ".join(parts) or None
-
-    def foul_codes(self):
-        """The marked fouls, in the list's order."""
-        return [FOULS[i] for i in range(len(FOULS)) if self.fouls >> i & 1]
 
     def screen(self):
         """The foul list while it is open (8 rows of 16), else None (the score)."""
-        if self.menu < 0:
-            return None
-        cur = self.menu
-        n = len(FOULS)
         st = self.app.game.state()
         who = " P%d" % (st["next"] + 1) if st["next"] is not None else ""
-        marked = len(self.foul_codes())
-        rows = [("FOUL %2d/%d%s" % (cur + 1, n, who)) + (" *%d" % marked if marked else "")]
-        top = max(0, min(cur - 2, n - _LIST_ROWS))
-        for i in range(top, top + _LIST_ROWS):
-            rows.append("%s%s%s" % (">" if i == cur else " ", "*" if self.fouls >> i & 1 else " ",
-                                    FOULS[i]))
-        warnings = self.app.warnings()
-        rows.append("!" + warnings[0] if warnings else "foul:next conf:*")
-        return rows
+        return self.fouls.screen(who, self.app.warnings())
