@@ -62,12 +62,12 @@ def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
     # from the board: the store is the only other copy).
     from chalk import chainhost
     from chalk.keys import KeyStore
-    from scoreboard import chain
+    from scoreboard import sign
 
     key = chainhost.unhex((sim.flash / "board.key").read_text().strip())
     device = (sim.flash / "device_id").read_text().strip()
-    assert KeyStore().find(chain.key_id(key))["device"] == device
-    assert "signing key %s kept for %s" % (chain.key_id(key), device) in out
+    assert KeyStore().find(sign.key_id(key))["device"] == device
+    assert "signing key %s kept for %s" % (sign.key_id(key), device) in out
     # ... and it plays: a shared scenario passes over the link.
     code, out, err = chalk(capsys, "test", SCENARIO, "--port", sim.port)
     assert code == 0, out + err

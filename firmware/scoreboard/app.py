@@ -238,28 +238,14 @@ class App:
         return seq
 
     def _sign_end(self, end):
-        """Add the chain head the end record makes, and the board's signature of it."""
-        link = self.journal.end_link(end)
-        end["head"] = chain.hexlify(link)
-        key = getattr(self.board, "key", None)
-        if key is not None:
-            end["kid"] = chain.key_id(key)
-            end["sig"] = chain.sign(key, self.board.device_id or "", self.journal.stats()[
-                "last_seq"] + 1, link)
+        from .sign import sign_end  # loaded when first needed: see sign.py
+
+        sign_end(self, end)
 
     def signed_head(self):
-        """The chain head of the newest game's last record, signed with the board's key (no
-        "sig" on a board deployed without one). The key itself never leaves the board."""
-        j = self.journal
-        st = j.stats()
-        c = j.chain
-        out = {"device": self.board.device_id, "game_no": st["game_no"], "seq": c.seq,
-               "head": chain.hexlify(c.link)}
-        key = getattr(self.board, "key", None)
-        if key is not None and c.seq:
-            out["kid"] = chain.key_id(key)
-            out["sig"] = chain.sign(key, self.board.device_id or "", c.seq, c.link)
-        return out
+        from .sign import signed_head
+
+        return signed_head(self)
 
     # -- actions -----------------------------------------------------------------------------
     def t_now(self):

@@ -27,7 +27,6 @@ from .journal import _END, Journal
 ZERO = b"\x00" * 32
 _CHAIN_KEYS = ("link", "sig", "head", "kid")  # never hashed: they are the chain
 _MAX_DEPTH = 8
-_BLOCK = 64  # SHA-256 block size, for HMAC
 _HEX = "0123456789abcdef"
 # The escapes JSON has a short form for (as CPython's json writes them); other control
 # characters are \u00XX.
@@ -133,36 +132,6 @@ def step(prev, rec):
 
 def hexlify(b):
     return binascii.hexlify(b).decode()
-
-
-# -- HMAC-SHA256 (RFC 2104) -------------------------------------------------------------------
-
-def hmac_sha256(key, msg):
-    if len(key) > _BLOCK:
-        key = hashlib.sha256(key).digest()
-    key = key + b"\x00" * (_BLOCK - len(key))
-    inner = hashlib.sha256(bytes([b ^ 0x36 for b in key]))
-    inner.update(msg)
-    outer = hashlib.sha256(bytes([b ^ 0x5C for b in key]))
-    outer.update(inner.digest())
-    return outer.digest()
-
-
-def key_id(key):
-    """A key's public name: the first 16 hex digits of SHA-256("chalk-key " || key)."""
-    h = hashlib.sha256(b"chalk-key ")
-    h.update(key)
-    return hexlify(h.digest())[:16]
-
-
-def head_message(device, seq, link):
-    """What the board signs: its device id, the seq of the record the chain ends at, the link."""
-    return ("chalk-head-1 %s %d " % (device, seq)).encode() + link
-
-
-def sign(key, device, seq, link):
-    """The signature (hex) of a chain head."""
-    return hexlify(hmac_sha256(key, head_message(device, seq, link)))
 
 
 class Chain:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from chalk import chainhost
 from chalk.errors import ChalkError
-from scoreboard import chain, matchlog
+from scoreboard import chain, matchlog, sign
 
 SCHEMA_VERSION = 2  # v2: links and heads (the hash chain); v1 archives are upgraded on open
 ENV_DB = "CHALK_DB"
@@ -827,16 +827,16 @@ def sign_records(recs, key, device):
             end = {k: v for k, v in r["end"].items() if k not in ("head", "sig", "kid")}
             link = chain.step(link, chain.record(r["seq"], "E", end))
             end["head"] = chain.hexlify(link)
-            end["kid"] = chain.key_id(key)
-            end["sig"] = chain.sign(key, device, r["seq"], link)
+            end["kid"] = sign.key_id(key)
+            end["sig"] = sign.sign(key, device, r["seq"], link)
             r["end"] = end
         else:
             link = chain.step(link, chainhost.of_rec(r))
     seq = recs[-1]["seq"]
     header = next(r["header"] for r in recs if _kind(r) == "H")
     return {"device": device, "game_no": header.get("game_no"), "seq": seq,
-            "head": chain.hexlify(link), "kid": chain.key_id(key),
-            "sig": chain.sign(key, device, seq, link)}
+            "head": chain.hexlify(link), "kid": sign.key_id(key),
+            "sig": sign.sign(key, device, seq, link)}
 
 
 # -- following a board ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@ the canonical encoding, the links and HMAC, is scoreboard.chain, which the board
 import binascii
 import hmac
 
-from scoreboard import chain
+from scoreboard import chain, sign
 
 CanonError = chain.CanonError
 _HEX = "0123456789abcdef"
@@ -31,4 +31,4 @@ def check_sig(key, device, seq, link, sig):
     """True if `sig` (hex) signs this chain head under `key` (a constant-time comparison)."""
     if type(sig) is not str:
         return False
-    return hmac.compare_digest(chain.sign(key, device, seq, link), sig)
+    return hmac.compare_digest(sign.sign(key, device, seq, link), sig)

@@ -381,6 +381,6 @@ def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
 
 
 def chain_key_id(key):
-    from scoreboard.chain import key_id
+    from scoreboard.sign import key_id
 
     return key_id(key)

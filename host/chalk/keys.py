@@ -11,8 +11,8 @@ data directory:
     {"chalk_keys": 1, "keys": [{"device": "esp32-...", "kid": "<16 hex>", "key": "<64 hex>",
                                 "added": "<ISO 8601>"}, ...]}
 
-`kid` is the key's public name (chain.key_id): a signature names the key it was made with, so a
-board deployed again (a new key) keeps its old games checkable with the old one.
+`kid` is the key's public name (scoreboard.sign.key_id): a signature names the key it was made
+with, so a board deployed again (a new key) keeps its old games checkable with the old one.
 """
 
 import json
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from chalk import chainhost
 from chalk.errors import ChalkError
-from scoreboard import chain
+from scoreboard import sign
 
 ENV_KEYS = "CHALK_KEYS"
 VERSION = 1
@@ -65,7 +65,7 @@ class KeyStore:
     def find(self, kid):
         """The entry of the key named `kid`, or None."""
         for e in self.entries:
-            if chain.key_id(bytes.fromhex(e["key"])) == kid:
+            if sign.key_id(bytes.fromhex(e["key"])) == kid:
                 return e
         return None
 
@@ -79,7 +79,7 @@ class KeyStore:
     def add(self, key, device=None):
         """Keep `key` (bytes) for `device`; a key already kept gets its device filled in.
         Returns True if the store changed."""
-        kid = chain.key_id(key)
+        kid = sign.key_id(key)
         e = self.find(kid)
         if e is not None:
             if device and e.get("device") != device:
@@ -124,7 +124,7 @@ def _read(path):
         raise ChalkError("%s is not a Chalk key file (want {\"chalk_keys\": 1, \"keys\": "
                          "[{\"device\", \"key\"}...]})" % path,
                          "export keys with `chalk keys export`", code=2)
-    return [{"device": e.get("device"), "kid": chain.key_id(bytes.fromhex(e["key"])),
+    return [{"device": e.get("device"), "kid": sign.key_id(bytes.fromhex(e["key"])),
              "key": e["key"], "added": e.get("added")} for e in data["keys"]]
 
 
