@@ -14,6 +14,7 @@ from chalk import verify
 from chalk.archive import Archive, board_records, sign_records
 from chalk.keys import KeyStore
 from chalk.randomgame import random_match
+from scoreboard import sign
 from tests.mpy import micropython_path
 
 KEY = bytes(range(7, 39))
@@ -579,7 +580,7 @@ def test_a_v1_archive_is_upgraded_with_its_links(tmp_path, keys):
         assert verify.verify(a, None, KeyStore(keys))[0].signer == results[0].signer
     # Every record chained and holding; the end record carried its signature all along, the
     # game under way was signed only by `sign` replies, which a v1 archive did not keep.
-    assert [r.signer for r in results] == [verify.sign.key_id(KEY), None]
+    assert [r.signer for r in results] == [sign.key_id(KEY), None]
     assert all(p.kind != "link" for r in results for p in r.problems)
     r = chalk("verify", "--db", db, "--keys", keys)
     assert r.returncode == verify.EXIT_UNSIGNED, r.stdout + r.stderr

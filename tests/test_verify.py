@@ -15,6 +15,7 @@ import pytest
 from chalk import verify
 from chalk.archive import Archive, board_records, sign_records
 from chalk.keys import KeyStore
+from scoreboard import sign
 from tests.mpy import micropython_path
 
 live = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")
@@ -67,7 +68,7 @@ def test_clean_archive_passes(db):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         "game 1 (five-pins #1 on esp32-0011223344): 8 actions, 9 reported states compared, "
-        "chain signed (key %s): ok" % verify.sign.key_id(KEY)]
+        "chain signed (key %s): ok" % sign.key_id(KEY)]
     with Archive(db) as a:
         (res,) = verify.verify(a, None, KeyStore())
         assert res.compared == 9 and res.differences == [] and res.problems == []
