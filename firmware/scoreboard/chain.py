@@ -170,7 +170,6 @@ class ChainedJournal(Journal):
                 self.chain.add(seq, kind, payload)
         return r
 
-    open = boot
 
     def new_game(self, header):
         no, seq = Journal.new_game(self, header)

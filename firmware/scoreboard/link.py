@@ -26,17 +26,11 @@ def _seq(v):
     return "a non-negative integer"
 
 
-_WANT_MAX = 64  # hex digits of a journal "want" bitmap: 256 records
-
-
 def _want(v):
-    if type(v) is str and 0 < len(v) <= _WANT_MAX:
-        for c in v:
-            if not ("0" <= c <= "9" or "a" <= c <= "f"):
-                break
-        else:
-            return None
-    return "a lowercase hex bitmap of at most %d digits" % _WANT_MAX
+    # A lowercase hex bitmap of at most 64 digits (256 records).
+    if type(v) is str and 0 < len(v) <= 64 and not v.strip("0123456789abcdef"):
+        return None
+    return "a lowercase hex bitmap of at most 64 digits"
 
 
 def _bool(v):
@@ -119,8 +113,7 @@ COMMANDS = {
     "new": (("game", _game, True, None), ("config", _dict, False, {}),
             ("players", _players, False, [])),
     "undo": (),
-    "journal": (("after", _seq, True, None), ("limit", _seq, False, 0),
-                ("want", _want, False, None)),
+    "journal": (("after", _seq, True, None), ("want", _want, False, None)),
     "ack": (("seq", _seq, True, None),),
     "clock": (("ms", _seq, True, None),),
     "inject": (("events", _events, True, None),),
@@ -270,8 +263,7 @@ class Link:
             return self._err(cid, "unsupported", "this firmware does not implement %s" % cmd)
         try:
             if cmd == "journal":
-                return self._journal(cid, fn(checked), checked["after"], checked["limit"],
-                                     checked["want"])
+                return self._journal(cid, fn(checked), checked["after"], checked["want"])
             result = fn(checked) if fn is not None else None
         except Refused as e:
             return self._err(cid, "refused", str(e))
@@ -294,7 +286,7 @@ class Link:
             return self._err(cid, "rule", str(e), {"rule": rule})
         return self._err(cid, "internal", "%s: %s" % (type(e).__name__, e))
 
-    def _journal(self, cid, records, after, limit=0, want=None):
+    def _journal(self, cid, records, after, want=None):
         last = after
         count = 0
         mask = int(want, 16) if want else 0
@@ -316,8 +308,6 @@ class Link:
                                      "frame: %s" % (seq, e), {"seq": seq})
                 last = seq
                 count += 1
-                if count == limit:
-                    break
         except Refused as e:
             return self._err(cid, "refused", str(e))
         except Exception as e:

@@ -45,6 +45,7 @@ class Handler:
         return self._submit(args["action"])
 
     def _submit(self, action):
+        gc.collect()  # as for state: whole blocks for the action, its record and its reply
         app = self.app
         app.game.prepare(action)  # a RuleError goes back to the host with its rule id
         if not app.submit(action):
