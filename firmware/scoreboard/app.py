@@ -73,6 +73,7 @@ class App:
         self.faults = {}  # line id -> "stuck" / "chatter"
         self.wall = None  # (epoch ms, ticks) once the host set the clock
         self.service = False
+        self.recorder = None  # a record.Recorder while the host records line changes
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
         self.dirty = True
@@ -239,12 +240,18 @@ class App:
     # -- the loop ----------------------------------------------------------------------------
     def _edge(self, line):
         # Edge interrupt of a tilt line: ints only (sense.TiltLatch.note_edge allocates nothing).
-        self.tilt.note_edge(line - self.nbtn, self.clock.ticks_ms(),
-                            self.board.lines.level(line))
+        t = self.clock.ticks_ms()
+        v = self.board.lines.level(line)
+        self.tilt.note_edge(line - self.nbtn, t, v)
+        if self.recorder is not None:
+            self.recorder.edge(t, line, v)
 
     def scan(self, t):
         """The sensing step: lines in, events into the ring. Allocates nothing."""
         raw = self.board.lines.read()
+        rec = self.recorder
+        if rec is not None:
+            rec.scan(t, raw)
         self.health.tick(t, raw)
         if self.tilt is not None:
             self.tilt.tick(t, raw >> self.nbtn)
@@ -253,6 +260,9 @@ class App:
             self._peg_last = t
             buf = self._pegbuf
             self.board.pegs.scan_into(buf)
+            if rec is not None:
+                rec.pegs(t, 0, buf[0], _PEG_FAULT_BASE)
+                rec.pegs(t, 1, buf[1], _PEG_FAULT_BASE + 27)
             self.peg_health[0].tick(t, buf[0])
             self.peg_health[1].tick(t, buf[1])
             self.grid.tick(t, buf[0], buf[1])

@@ -1,7 +1,12 @@
 # The board's main loop with the serial link: scan every scan_ms, answer the host's commands,
-# mirror every action. The port is shared with the REPL: Ctrl-C stops the loop (on the ESP32 the
-# UART raises KeyboardInterrupt; on the unix port the byte arrives as data and is raised here),
-# so mpremote can take over.
+# mirror every action. Replies go out a bounded slice per scan (Link.pump), so a long reply
+# (a resync of the whole journal) never keeps the loop from its scans.
+#
+# The port is shared with the REPL, and a byte of line noise must never stop play: the keyboard
+# interrupt is off while the app runs (micropython.kbd_intr(-1)), so a Ctrl-C byte arrives as
+# data. The app hands the port to the REPL (KeyboardInterrupt, keyboard interrupt back on) only
+# for CR then Ctrl-C, what mpremote and `chalk deploy` send, or for two Ctrl-C in a row, what a
+# person at a serial monitor presses: one stray byte is never either.
 
 import select
 import sys
@@ -66,6 +71,16 @@ class Handler:
         self.app.dirty = True
         return {"service": args["on"], "lines": self.app.lines_now()}
 
+    def cmd_record(self, args):
+        app = self.app
+        if args["on"] and app.recorder is None:
+            from .record import Recorder
+
+            app.recorder = Recorder(app)
+        elif not args["on"]:
+            app.recorder = None
+        return {"record": args["on"], "t": app.clock.ticks_ms(), "lines": app.lines_now()}
+
     def cmd_inject(self, args):
         app = self.app
         now = app.clock.ticks_ms()
@@ -118,43 +133,72 @@ def journal_records(journal, after):
 
 
 class Stdin:
-    """Non-blocking reads of whatever the host sent."""
+    """Non-blocking reads of whatever the host sent; `stop` is set once the REPL is asked for."""
 
     def __init__(self):
         self.stream = getattr(sys.stdin, "buffer", sys.stdin)
         self.poll = select.poll()
         self.poll.register(sys.stdin, select.POLLIN)
+        self.prev = b""
+        self.stop = False
 
     def read(self, limit=256):
-        """What is waiting, up to a Ctrl-C: the bytes after it (mpremote's Ctrl-A, say) stay
-        unread for the REPL that takes over."""
+        """What is waiting, up to the REPL's sequence (CR Ctrl-C, or Ctrl-C Ctrl-C): the bytes
+        after it (mpremote's CR Ctrl-A, say) stay unread for the REPL that takes over."""
         data = b""
         while len(data) < limit and self.poll.poll(0):
             b = self.stream.read(1)
             if not b:
                 break
             data += b
-            if b == b"\x03":
+            if b == b"\x03" and self.prev in (b"\r", b"\x03"):
+                self.stop = True
                 break
+            self.prev = b
         return data
+
+
+def _budget(board, step):
+    """Characters the link may write per scan: what the UART carries in one scan period (8N1:
+    ten bits a byte); a board without a baud rate (a pty) takes 4 KB a scan."""
+    baud = getattr(board, "baud", 0)
+    if not baud:
+        return 4096
+    return max(16, baud * step // 10000)
+
+
+HEARTBEAT_MS = 1000  # a `beat` frame this often while the loop runs (docs/serial-protocol.md)
+
+
+def _kbd_intr(c):
+    try:
+        import micropython
+
+        micropython.kbd_intr(c)
+    except (ImportError, AttributeError):
+        pass  # CPython, or a port without it
 
 
 def serve(board, trace=None, test_mode=None, stdin=None, write=None):
     out = write or sys.stdout.write
     app = App(board, test_mode=test_mode)
     handler = Handler(app)
-    link = Link(out, handler, app.test_mode)
+    clock = board.clock
+    step = board.cfg["timings"]["scan_ms"]
+    link = Link(out, handler, app.test_mode, budget=_budget(board, step))
     app.emit = link.emit
     app.boot()
     stdin = stdin or Stdin()
-    clock = board.clock
-    step = board.cfg["timings"]["scan_ms"]
+    wdt_ms = board.cfg["timings"].get("watchdog_ms", 0)
+    dog = board.watchdog(wdt_ms) if wdt_ms and hasattr(board, "watchdog") else None
     next_tick = clock.ticks_ms()
+    next_beat = next_tick
+    _kbd_intr(-1)
     try:
         while True:
             data = stdin.read()
             if data:
-                stop = data.endswith(b"\x03")  # Ctrl-C from the host: hand the port to the REPL
+                stop = stdin.stop
                 try:
                     link.feed(data[:-1] if stop else data)
                 except RuleError:
@@ -168,11 +212,22 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
                 if handler.pending:
                     handler.due(now)
                 app.tick()
+                if dog is not None:
+                    dog.feed()
+                if app.recorder is not None:
+                    app.recorder.drain(link.emit)
+                if clock.ticks_diff(now, next_beat) >= 0 and not link.busy():
+                    link.emit("beat", {"mode": "service" if app.service else "scoring"})
+                    next_beat = clock.ticks_add(now, HEARTBEAT_MS)
+                link.pump()
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
             else:
                 clock.sleep_ms(1)
     finally:
+        _kbd_intr(3)
+        if dog is not None:
+            dog.release()
         app.journal.close()
     return app

@@ -139,6 +139,8 @@ class Sim:
                 cmd += ["--trace", str(trace)]
             if self.test_mode:
                 cmd.append("--test-mode")
+            if self.baud:
+                cmd += ["--baud", str(self.baud)]
         return cmd
 
     def _spawn(self):

@@ -357,6 +357,10 @@ class SimBoard(Board):
             pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
         super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
         self.device_id = _device_id(flash_dir)
+        self.baud = 0  # a pty carries what it is given; main.py --baud sets a UART's pace
+
+    def watchdog(self, timeout_ms):
+        return SimWatchdog(timeout_ms)
 
     def _locate(self, name):
         # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists
@@ -387,6 +391,23 @@ class SimBoard(Board):
         if side is None:
             return (self.lines.read() >> i) & 1
         return (self.peg_state[side] >> i) & 1
+
+
+class SimWatchdog:
+    """The simulated board's machine.WDT: fed by the main loop as on the board. It resets
+    nothing itself: a simulated board whose process hangs or dies is restarted by the
+    simulator (chalk.sim), into its journal, as the watchdog reboots a board."""
+
+    def __init__(self, timeout_ms):
+        self.timeout_ms = timeout_ms
+        self.feeds = 0
+        self.released = False
+
+    def feed(self):
+        self.feeds += 1
+
+    def release(self):
+        self.released = True
 
 
 def _device_id(flash_dir):
