@@ -394,6 +394,7 @@ class App:
                 "last_seq": st["last_seq"], "players": (self.header or {}).get("players", []),
                 "outcome": self.game.outcome(), "warnings": self.warnings(), "last": self.last,
                 "note": self.referee.status(), "screen": self.display.rows,
+                "mode": "service" if self.service else "scoring",
                 "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}
 
 
