@@ -214,3 +214,59 @@ def test_watch_shows_not_scoring_in_the_service_view(board):
     out = io.StringIO()
     watch.watch(board.port, once=True, out=out)
     assert "NOT SCORING: the board shows the service view" in out.getvalue()
+
+
+# -- the simulator's relay and watchdog ---------------------------------------------------------
+
+@needs_mp
+def test_the_relay_never_blocks_and_a_hung_board_comes_back_by_itself(tmp_path):
+    import json
+    import signal
+
+    cfg = json.loads(open(FIVE).read())
+    cfg["timings"]["watchdog_ms"] = 2000
+    path = tmp_path / "five-pins.json"
+    path.write_text(json.dumps(cfg))
+    with Sim(str(path), flash=tmp_path / "flash", test_mode=True) as sim:
+        with link.connect(sim.port, timeout=20) as bl:
+            bl.request("act", {"action": {"a": "break", "player": 1}})
+            wait_beat(bl)
+            # The board hangs (its loop never reads again) and the host sends 200 KB.
+            os.killpg(sim.proc.pid, signal.SIGSTOP)
+            for _ in range(200):
+                bl.ser.write(b"x" * 1024)
+            bl.ser.flush()
+            until(lambda: sim.dropped_to_board > 100 * 1024)  # held, then dropped: no block
+            # Its watchdog resets it, into its journal: it answers and scores again.
+            until(lambda: sim.boots == 2, timeout=30)
+            assert sim.watchdog_resets == 1
+        with link.connect(sim.port, timeout=20) as bl:
+            st = bl.request("state")
+            assert st["state"]["breaker"] == 1 and st["mode"] == "scoring"
+            wait_beat(bl)
+
+
+@needs_mp
+def test_a_board_at_the_repl_is_not_reset_and_its_last_beat_says_so(board):
+    with link.connect(board.port) as bl:
+        wait_beat(bl)
+        bl.ser.write(b"\r\x03")
+        wait_beat(bl, "repl", timeout=10)
+        assert watch.not_scoring(bl).startswith("the board is at the MicroPython REPL")
+        # 100 KB of junk at the REPL (no line end): the relay takes it or drops it, never
+        # blocks, and the REPL is left alone (its watchdog is stretched, as on an ESP32).
+        for _ in range(100):
+            bl.ser.write(b"y" * 1024)
+        bl.ser.flush()
+    t0 = time.monotonic()
+    for _ in range(20):
+        with open(board.port, "wb", buffering=0) as f:
+            f.write(b"\r\x03\r\x04")  # Ctrl-C, soft reset: the app starts again
+        try:
+            until(lambda: board.boots >= 2, timeout=3)
+            break
+        except AssertionError:
+            continue
+    assert board.boots >= 2 and board.watchdog_resets == 0 and time.monotonic() - t0 < 60
+    with link.connect(board.port, timeout=20) as bl:
+        wait_beat(bl)

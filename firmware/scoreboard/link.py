@@ -180,6 +180,22 @@ class Link:
             self.pump()
         return n
 
+    def halt(self):
+        """Drop everything waiting (a stream, held frames, queued commands and frames): the app
+        is stopping. A frame cut short is ended with a line end, so the host drops it whole."""
+        if self._stream is not None:
+            close = getattr(self._stream[1], "close", None)
+            if close is not None:
+                close()
+        if self._pos:
+            self._write("\n")
+        self._stream = None
+        self._held = []
+        self._waiting = []
+        self._out = []
+        self._out_size = 0
+        self._pos = 0
+
     def busy(self):
         """True while frames wait for the wire or a journal stream is under way."""
         return bool(self._out) or self._stream is not None

@@ -225,6 +225,16 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
             else:
                 clock.sleep_ms(1)
+    except BaseException as e:
+        # The app's last word: the host (and the simulator's watchdog) learn that it stopped.
+        mode = "repl" if isinstance(e, KeyboardInterrupt) else "stopped"
+        try:
+            link.halt()
+            link.emit("beat", {"mode": mode})
+            link.pump(None)
+        except Exception:
+            pass
+        raise
     finally:
         _kbd_intr(3)
         if dog is not None:

@@ -273,6 +273,8 @@ class BoardLink:
         if typ == "beat":  # kept, not queued: a board sends one a second for as long as it runs
             self.beat = (self.heard, payload)
             return
+        if typ == "boot":
+            self.beat = None  # what the board said before it restarted no longer holds
         if typ in ("ok", "err"):
             if self._pending is not None and payload.get("id") == self._pending:
                 self._reply = Frame(n, typ, payload)

@@ -133,7 +133,12 @@ def not_scoring(board, now=None):
         return "no reply from the board for %d s (no heartbeat): the app stopped, or the " \
                "cable is out" % silent
     if board.beat is not None and board.beat[1].get("mode", "scoring") != "scoring":
-        if board.beat[1].get("mode") == "service":
+        mode = board.beat[1].get("mode")
+        if mode == "repl":
+            return "the board is at the MicroPython REPL: the app is not running"
+        if mode == "stopped":
+            return "the app stopped (an error: see it with `mpremote connect PORT repl`)"
+        if mode == "service":
             return "the board shows the service view (a long press of undo, or `chalk " \
                    "service --off`, goes back to the game)"
         return "the board is in %s mode" % board.beat[1].get("mode")
@@ -179,9 +184,12 @@ def watch(port=None, once=False, out=None, tty=None, timeout=5.0, stop=None):
 
         show(status)
         shown_why = None
+        restarted = False
         try:
             while stop is None or not stop.is_set():
                 f = board.poll(0.25)
+                if f is not None and f.type == "boot":
+                    restarted = True
                 why = not_scoring(board)
                 if why is not None:
                     if why != shown_why:
@@ -193,7 +201,8 @@ def watch(port=None, once=False, out=None, tty=None, timeout=5.0, stop=None):
                 if f is not None and f.type not in ("state", "warn", "boot") and \
                         shown_why is None:
                     continue
-                note = "(the board restarted)" if f is not None and f.type == "boot" else None
+                note = "(the board restarted)" if restarted else None
+                restarted = False
                 shown_why = None
                 status = board.request("state", timeout=timeout)
                 show(status, note)
