@@ -395,6 +395,7 @@ class App:
                 "outcome": self.game.outcome(), "warnings": self.warnings(), "last": self.last,
                 "note": self.referee.status(), "screen": self.display.rows,
                 "mode": "service" if self.service else "scoring",
+                "record": self.recorder is not None,
                 "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}
 
 
