@@ -355,6 +355,30 @@ def test_ssd1306_init_and_show():
     assert bytes([0xA0, 0xC0]) in flipped.writes[0][1]
 
 
+def test_a_redraw_goes_out_a_page_per_loop_pass_with_the_same_bytes():
+    from scoreboard.display import Display as Screen
+
+    whole, paged = RecordingI2C(), RecordingI2C()
+    a, b = SSD1306(whole), SSD1306(paged)
+    whole.writes.clear()
+    paged.writes.clear()
+    a.fb.text("SCORE 12", 0, 8)
+    a.show()  # the whole screen in one go, as before
+    screen = Screen(b)
+    screen.show(["", "SCORE 12"])
+    assert paged.writes == []  # nothing sent within show(): the loop sends it
+    sent = 0
+    while screen.step():
+        sent += 1
+        assert len(paged.writes) == 2 * sent  # one page (its window, its 128 bytes) a pass
+    assert sent == 8 and not screen.step()
+    windows = [w[1] for w in paged.writes[0::2]]
+    assert windows == [bytes([0x00, 0x21, 0, 127, 0x22, p, p]) for p in range(8)]
+    assert [w[1] for w in paged.writes[1::2]] == [w[1] for w in whole.writes[1:]]
+    screen.show(["", "SCORE 12"])  # the same screen: nothing to send
+    assert not screen.step()
+
+
 # -- clocks and storage ---------------------------------------------------------------------------
 
 def test_ticks_arithmetic_wraps_like_micropython():

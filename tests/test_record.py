@@ -10,8 +10,8 @@ from chalk import cli, link
 from chalk.record import TraceRecorder
 from chalk.sim import Sim, run_virtual
 from chalk.traces import Trace
-from scoreboard.hal.sim import check_trace
 from scoreboard import boardconfig
+from scoreboard.hal.sim import check_trace
 from tests.mpy import micropython_path
 
 pytestmark = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")

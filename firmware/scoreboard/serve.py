@@ -185,7 +185,8 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
     handler = Handler(app)
     clock = board.clock
     step = board.cfg["timings"]["scan_ms"]
-    link = Link(out, handler, app.test_mode, budget=_budget(board, step))
+    budget = _budget(board, step)
+    link = Link(out, handler, app.test_mode, budget=budget)
     app.emit = link.emit
     app.boot()
     stdin = stdin or Stdin()
@@ -212,6 +213,7 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
                 if handler.pending:
                     handler.due(now)
                 app.tick()
+                app.display.step()  # a redraw goes out a page a scan
                 if dog is not None:
                     dog.feed()
                 if app.recorder is not None:
@@ -219,7 +221,10 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
                 if clock.ticks_diff(now, next_beat) >= 0 and not link.busy():
                     link.emit("beat", {"mode": "service" if app.service else "scoring"})
                     next_beat = clock.ticks_add(now, HEARTBEAT_MS)
-                link.pump()
+                # What is left of this scan period goes to the wire (a scan's worth at most).
+                spent = clock.ticks_diff(clock.ticks_ms(), now)
+                if budget is not None:
+                    link.pump(max(16, budget * (step - spent) // step))
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up

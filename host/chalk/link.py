@@ -51,6 +51,10 @@ class BoardError(ChalkError):
         self.payload = payload or {}
 
 
+class NoReply(ChalkError):
+    """The board sent no reply to a command (the app is not running, or the line is dead)."""
+
+
 # -- finding a port --------------------------------------------------------------------------
 
 def bridge_of(vid, pid):
@@ -364,8 +368,8 @@ class BoardLink:
                         "(last line: %r); %s" % (last[:60], _DEPLOY))
             else:
                 hint = "the board printed %r; %s" % (last[:60], _DEPLOY)
-        return ChalkError("no reply from the board on %s: is the Chalk firmware running?"
-                          % self.port, hint)
+        return NoReply("no reply from the board on %s: is the Chalk firmware running?"
+                       % self.port, hint)
 
     def _refused(self, cmd, payload):
         code = payload.get("code")

@@ -201,10 +201,13 @@ def watch(port=None, once=False, out=None, tty=None, timeout=5.0, stop=None):
                 if f is not None and f.type not in ("state", "warn", "boot") and \
                         shown_why is None:
                     continue
+                try:
+                    status = board.request("state", timeout=timeout)
+                except link.NoReply:
+                    continue  # it stopped meanwhile: the heartbeat's silence tells why
                 note = "(the board restarted)" if restarted else None
                 restarted = False
                 shown_why = None
-                status = board.request("state", timeout=timeout)
                 show(status, note)
         except KeyboardInterrupt:
             pass

@@ -97,6 +97,12 @@ class Display(SSD1306):
         except OSError:
             self.errors += 1
 
+    def show_page(self, p):
+        try:
+            super().show_page(p)
+        except OSError:
+            self.errors += 1
+
 
 class Watchdog:
     """machine.WDT, fed by the main loop once a scan: a loop that hangs longer than `timeout_ms`
