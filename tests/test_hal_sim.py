@@ -437,11 +437,13 @@ def test_config_and_sim_hal_agree_on_micropython_and_cpython(tmp_path):
         "mp.sanity": "allocates", "mp.read": "ok", "mp.level": "ok", "mp.scan_into": "ok",
         "mp.scan_into_array": "ok",
         "mp.scan_result": [1 | 1 << 26, 1 << 13], "mp.ssd1306_show": "ok",
-        "mp.ssd1306_bytes": 1024, "mp.font_pixel": 1,
+        "mp.ssd1306_bytes": 1024, "mp.font_pixel": 1, "mp.ssd1306_show_page": "ok",
+        "mp.ssd1306_page_bytes": 128,
     }
     report_micropython("board-config and sim-hal checks, same on CPython (192k: both games)",
                        len(shared))
-    report_micropython("heap_lock checks: Lines.read, level, Pegs.scan_into, SSD1306.show", 5)
+    report_micropython("heap_lock checks: Lines.read, level, Pegs.scan_into, SSD1306.show, "
+                       "show_page", 6)
 
 
 def test_a_simulated_table_fits_an_esp32_sized_heap(tmp_path):
@@ -620,3 +622,28 @@ def test_esp32_display_counts_failed_refreshes(fake_machine, tmp_path):
     board.display.i2c.writevto = broken
     board.display.show()
     assert board.display.errors == 1
+
+
+def test_esp32_watchdog_is_started_by_the_loop_fed_and_stretched_for_the_repl(fake_machine,
+                                                                             tmp_path):
+    fake, esp32 = fake_machine()
+    made = []
+
+    class WDT:
+        def __init__(self, timeout):
+            self.timeout = timeout
+            self.fed = 0
+            made.append(self)
+
+        def feed(self):
+            self.fed += 1
+
+    sys.modules["machine"].WDT = WDT
+    board = esp32.make_board(FIVE, journal=str(tmp_path / "journal"))
+    assert made == [] and board.baud == 115200  # building a board starts no watchdog
+    dog = board.watchdog(8000)
+    dog.feed()
+    dog.feed()
+    assert [(w.timeout, w.fed) for w in made] == [(8000, 2)]
+    dog.release()  # the REPL's turn: a new timeout, long enough for mpremote
+    assert [w.timeout for w in made] == [8000, esp32.REPL_WATCHDOG_MS] and made[1].fed == 1

@@ -161,7 +161,7 @@ class Stdin:
 def _budget(board, step):
     """Characters the link may write per scan: what the UART carries in one scan period (8N1:
     ten bits a byte); a board without a baud rate (a pty) takes 4 KB a scan."""
-    baud = getattr(board, "baud", 0)
+    baud = board.baud
     if not baud:
         return 4096
     return max(16, baud * step // 10000)
@@ -191,7 +191,7 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
     app.boot()
     stdin = stdin or Stdin()
     wdt_ms = board.cfg["timings"].get("watchdog_ms", 0)
-    dog = board.watchdog(wdt_ms) if wdt_ms and hasattr(board, "watchdog") else None
+    dog = board.watchdog(wdt_ms) if wdt_ms else None
     next_tick = clock.ticks_ms()
     next_beat = next_tick
     _kbd_intr(-1)

@@ -124,6 +124,12 @@ class Watchdog:
         self._wdt.feed()
 
 
+class Esp32Board(Board):
+    def watchdog(self, timeout_ms):
+        # Started by the main loop (serve), not when the board is built.
+        return Watchdog(timeout_ms)
+
+
 def _make_pegs(cfg):
     from .. import boardconfig
 
@@ -159,9 +165,8 @@ def make_board(cfg, journal=JOURNAL_DIR):
     lines = Lines(cfg)
     pegs = _make_pegs(cfg) if "pegs" in cfg else None
     display = _make_display(cfg, problems)
-    board = Board(cfg, lines, pegs, display, RealClock(), Storage(journal))
+    board = Esp32Board(cfg, lines, pegs, display, RealClock(), Storage(journal))
     board.problems.extend(problems)
     board.device_id = "esp32-" + "".join("%02x" % b for b in machine.unique_id())
     board.baud = UART_BAUD
-    board.watchdog = Watchdog  # started by the main loop (serve), not when the board is built
     return board

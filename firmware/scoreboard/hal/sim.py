@@ -357,7 +357,7 @@ class SimBoard(Board):
             pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
         super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
         self.device_id = _device_id(flash_dir)
-        self.baud = 0  # a pty carries what it is given; main.py --baud sets a UART's pace
+        # self.baud stays 0: a pty carries what it is given; main.py --baud sets a UART's pace
 
     def watchdog(self, timeout_ms):
         return SimWatchdog(timeout_ms)
