@@ -121,5 +121,6 @@ def test_a_press_during_a_long_resync_at_115200_baud_is_scored(tmp_path):
             assert state["state"]["breaker"] == 0 and state["state"]["next"] == 0  # FP-7
             last = link.journal_since(records, timeout=10)
             assert [r.get("a") for r in last] == ["break"]
+            assert sim.boots == 1 and sim.watchdog_resets == 0  # alive all along
         finally:
             link.close()

@@ -115,6 +115,7 @@ class Sim:
         self.baud = baud  # if set, the wire carries at most baud/10 bytes a second, like a UART
         self._watchdog_s = _watchdog_s(self.cfg_path)
         self._bite = None  # time.monotonic() when the watchdog restarts a silent board
+        self._wait = self._watchdog_s  # how long it waits from the last frame
         self._beats = None  # frames.Lines over what the board sends, for its heartbeats
         self._stop = threading.Event()
         self._threads = []
@@ -168,27 +169,29 @@ class Sim:
         from scoreboard.frames import Lines
 
         self._beats = Lines()
-        self._bite = None  # armed by the new board's first heartbeat
+        self._bite = None  # armed by the new board's first frame
+        self._wait = self._watchdog_s
         self._board_master = master
         self.boots += 1
 
     def _heard(self, data):
-        """Watch the board's heartbeats (the watchdog the simulator plays)."""
-        if b"beat" not in data and self._bite is None:
+        """Watch what the board's app sends (the watchdog the simulator plays): any frame
+        shows its loop runs; its last heartbeat says when it handed over to the REPL."""
+        if not self._watchdog_s:
             return
         from scoreboard.frames import Corrupt, WrongVersion, decode
 
         for line in self._beats.feed(data):
-            if b" beat " not in line:
-                continue
             try:
                 f = decode(line)
             except (Corrupt, WrongVersion):
                 continue
-            if f is not None and f[1] == "beat" and self._watchdog_s:
-                wait = REPL_WATCHDOG_S if f[2].get("mode") in ("repl", "stopped") else \
+            if f is None:
+                continue  # REPL output: it does not feed the watchdog
+            if f[1] == "beat":
+                self._wait = REPL_WATCHDOG_S if f[2].get("mode") in ("repl", "stopped") else \
                     self._watchdog_s
-                self._bite = time.monotonic() + wait
+            self._bite = time.monotonic() + self._wait
 
     def _supervise(self):
         # A board that stops (soft reset, crash, power cut) boots again; one whose app fell
