@@ -499,7 +499,8 @@ def archive_last_seq(db):
 
 def wait_caught_up(db, flash, timeout=20.0, not_before=0.0, log=""):
     """Wait until the trace has played (not_before, a time.monotonic() value), the board's
-    journal has stopped growing, and the archive holds its last seq."""
+    journal has stopped growing, and the archive holds its last seq and a state at it (on a
+    noisy line, a state frame lost on the wire is asked for once the line is quiet)."""
     deadline = time.monotonic() + timeout
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
@@ -507,11 +508,20 @@ def wait_caught_up(db, flash, timeout=20.0, not_before=0.0, log=""):
         now = time.monotonic()
         if board != last:
             last, since = board, now
-        if now >= not_before and now - since >= 0.8 and archive_last_seq(db) == board:
+        if now >= not_before and now - since >= 0.8 and archive_last_seq(db) == board and \
+                _has_state(db, board):
             return board
         time.sleep(0.1)
     raise AssertionError("the archive holds seq %d, the board is at %s\n%s" % (
         archive_last_seq(db), last, log() if callable(log) else log))
+
+
+def _has_state(db, seq):
+    try:
+        with Archive(db) as a:
+            return a.has_state(1, seq)
+    except ArchiveError:
+        return False  # not created yet
 
 
 def board_state(port):

@@ -200,6 +200,18 @@ class Link:
         """True while frames wait for the wire or a journal stream is under way."""
         return bool(self._out) or self._stream is not None
 
+    def count(self):
+        """The number of the next frame this board sends (moves with every frame sent)."""
+        return self._n
+
+    def streaming(self):
+        """True while a journal stream is under way."""
+        return self._stream is not None
+
+    def room(self):
+        """Characters the queue takes before unsolicited frames are dropped."""
+        return _OUT_MAX - self._out_size
+
     def pump(self, budget=None):
         """Write waiting frames, at most `budget` characters (default: the link's budget; None
         for both: all of them), going on with a journal stream as the queue empties. Returns

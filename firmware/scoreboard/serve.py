@@ -73,12 +73,11 @@ class Handler:
 
     def cmd_record(self, args):
         app = self.app
-        if args["on"] and app.recorder is None:
+        app.recorder = None
+        if args["on"]:  # a fresh recording: its changes count from the t returned here
             from .record import Recorder
 
             app.recorder = Recorder(app)
-        elif not args["on"]:
-            app.recorder = None
         return {"record": args["on"], "t": app.clock.ticks_ms(), "lines": app.lines_now()}
 
     def cmd_inject(self, args):
@@ -167,7 +166,7 @@ def _budget(board, step):
     return max(16, baud * step // 10000)
 
 
-HEARTBEAT_MS = 1000  # a `beat` frame this often while the loop runs (docs/serial-protocol.md)
+HEARTBEAT_MS = 1000  # a `beat` after this long without a frame (docs/serial-protocol.md)
 
 
 def _kbd_intr(c):
@@ -180,6 +179,16 @@ def _kbd_intr(c):
 
 
 def serve(board, trace=None, test_mode=None, stdin=None, write=None):
+    # Off from the start: a stray byte during a long boot (the journal replayed) must not stop
+    # the app either. Back on whatever ends this.
+    _kbd_intr(-1)
+    try:
+        return _serve(board, trace, test_mode, stdin, write)
+    finally:
+        _kbd_intr(3)
+
+
+def _serve(board, trace, test_mode, stdin, write):
     out = write or sys.stdout.write
     app = App(board, test_mode=test_mode)
     handler = Handler(app)
@@ -194,7 +203,8 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
     dog = board.watchdog(wdt_ms) if wdt_ms else None
     next_tick = clock.ticks_ms()
     next_beat = next_tick
-    _kbd_intr(-1)
+    beat_n = -1
+    beat_mode = None
     try:
         while True:
             data = stdin.read()
@@ -216,10 +226,19 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
                 app.display.step()  # a redraw goes out a page a scan
                 if dog is not None:
                     dog.feed()
-                if app.recorder is not None:
-                    app.recorder.drain(link.emit)
-                if clock.ticks_diff(now, next_beat) >= 0 and not link.busy():
-                    link.emit("beat", {"mode": "service" if app.service else "scoring"})
+                if app.recorder is not None and link.room() > 512:
+                    app.recorder.drain(link.emit)  # else the ring holds them until the wire
+                # The heartbeat: after HEARTBEAT_MS with nothing else sent (any frame shows the
+                # loop runs), and at once when the mode changes.
+                mode = "service" if app.service else "scoring"
+                if link.count() != beat_n:
+                    beat_n = link.count()
+                    next_beat = clock.ticks_add(now, HEARTBEAT_MS)
+                if mode != beat_mode or (clock.ticks_diff(now, next_beat) >= 0
+                                         and not link.streaming()):
+                    link.emit("beat", {"mode": mode})
+                    beat_mode = mode
+                    beat_n = link.count()
                     next_beat = clock.ticks_add(now, HEARTBEAT_MS)
                 # What is left of this scan period goes to the wire (a scan's worth at most).
                 spent = clock.ticks_diff(clock.ticks_ms(), now)
@@ -241,7 +260,6 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
             pass
         raise
     finally:
-        _kbd_intr(3)
         if dog is not None:
             dog.release()
         app.journal.close()

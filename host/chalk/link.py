@@ -274,7 +274,7 @@ class BoardLink:
             return
         self._count(n, typ)
         self.heard = time.monotonic()
-        if typ == "beat":  # kept, not queued: a board sends one a second for as long as it runs
+        if typ == "beat":  # kept, not queued: an idle board sends one a second while it runs
             self.beat = (self.heard, payload)
             return
         if typ == "boot":

@@ -32,7 +32,8 @@ class TraceRecorder:
         self.t0 = None
         self.last = 0
         self.changes = 0
-        self.lost = 0
+        self.lost = 0  # changes the board had no room for
+        self.frames_lost = 0  # frames lost on the line (gaps in the board's frame numbers)
 
     def start(self, timeout=5.0):
         res = self.board.request("record", {"on": True}, timeout=timeout)
@@ -108,6 +109,7 @@ def record(port, path, seconds=None, stop=None, say=None):
             try:
                 rec.run(stop=stop, seconds=seconds)
             finally:
+                rec.frames_lost = board.stats()["lost"]
                 try:
                     rec.finish()
                 except ChalkError:
@@ -122,4 +124,7 @@ def record(port, path, seconds=None, stop=None, say=None):
                 pass
     if rec.lost and say:
         say("warning: the board lost %d line changes (the link was too slow)" % rec.lost)
+    if rec.frames_lost and say:
+        say("warning: %d frames from the board were lost on the line: the trace may miss "
+            "changes" % rec.frames_lost)
     return rec.changes

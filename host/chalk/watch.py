@@ -114,7 +114,7 @@ def one_line(status):
     return " | ".join(parts)
 
 
-BEAT_LOST = 3.0  # seconds without a frame (the board sends a heartbeat every second)
+BEAT_LOST = 3.0  # seconds without a frame (the board sends one at least every second)
 
 
 def not_scoring(board, now=None):
