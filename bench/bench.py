@@ -20,6 +20,8 @@ from tests.mpy import run_mp  # noqa: E402
 MATCH = 500
 # Low accuracy keeps the game going for 500 actions; undos exercise the refold.
 CONFIGS = {"shove-hapenny": ({}, 0.025), "five-pins": ({"target": 400, "sets": 3}, 0.5)}
+CONFIGS["seven-pins"] = ({"start": 100000}, 0.5)
+CONFIGS["novuss"] = ({}, 0.01)
 
 
 def cpython(path, reps):
@@ -80,7 +82,7 @@ if __name__ == "__main__":
     main()
     # The board (sensing tick, actions/s, heap, journal recovery), the main loop's longest
     # pause in sensing, and the host archive.
-    from bench import bench_archive, bench_board, bench_gaps
+    from bench import bench_archive, bench_board, bench_gaps, bench_serve
 
     print()
     bench_board.main()
@@ -88,3 +90,5 @@ if __name__ == "__main__":
     bench_gaps.main()
     print()
     bench_archive.main()
+    print()
+    bench_serve.main()

@@ -42,6 +42,7 @@ def sim_main(argv):
         sys.exit(2)
     virtual = "--virtual" in flags
     board = SimBoard(pos[0], pos[1], VirtualClock() if virtual else None)
+    forget("scoreboard.boardpockets")  # it holds boardconfig's functions: first
     if opts["--baud"]:
         board.baud = int(opts["--baud"])
     forget("scoreboard.boardconfig")
@@ -52,7 +53,7 @@ def sim_main(argv):
     board.display.mirror = "screen.txt"  # the screen as text, for `chalk sim --show`
     trace = None
     if opts["--trace"]:
-        trace = TracePlayer(board, open(opts["--trace"]))
+        trace = TracePlayer(board, open(opts["--trace"], "rb"))  # bytes: a bad line is named
     serve(board, trace=trace, test_mode=True if "--test-mode" in flags else None)
 
 
@@ -68,7 +69,7 @@ def run_virtual(board, trace_path, test_mode):
     clock = board.clock
     step = board.cfg["timings"]["scan_ms"]
     if trace_path:
-        with open(trace_path) as f:
+        with open(trace_path, "rb") as f:
             player = TracePlayer(board, f)
             while not player.done:
                 clock.advance(step)
@@ -94,6 +95,7 @@ def esp32_main():
     from scoreboard.serve import serve
 
     board = make_board(boardconfig.load("/board.json"))
+    forget("scoreboard.boardpockets")  # it holds boardconfig's functions: first
     forget("scoreboard.boardconfig")
     serve(board)
 

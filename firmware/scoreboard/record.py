@@ -3,9 +3,10 @@
 # While recording is on, the sensing step and the tilt-line edge callback note each change of a
 # line into preallocated rings (ints into arrays: no allocation, safe in an interrupt handler),
 # and the main loop drains them between scans into `line` frames (docs/serial-protocol.md), which
-# the host writes as a sensor trace (docs/sensor-trace.md). Buttons and pegs are seen by the
-# scan (its ms), tilt lines by their edge callback (the ms of the edge, as the tilt latch takes
-# them), so a replay of the recording sees what the board saw.
+# the host writes as a sensor trace (docs/sensor-trace.md). Buttons, pocket beams and pegs are
+# seen by the scan (its ms), tilt lines by their edge callback (the ms of the edge, as the tilt
+# latch takes them), so a replay of the recording sees what the board saw. (Analog colour
+# sensors and a scorepad's keys are not switch lines: they are not recorded.)
 
 from array import array
 
@@ -68,7 +69,10 @@ class Recorder:
         self.app = app
         self.scan_ring = ChangeRing(capacity)  # buttons and pegs, written by App.scan
         self.edge_ring = ChangeRing(capacity)  # tilt lines, written by the edge callback
-        self._btn_prev = app.board.lines.read() & app.btn_mask
+        lines = app.board.lines
+        # The scan sees every switch line without an edge interrupt (buttons, pocket beams).
+        self._mask = ((1 << lines.count) - 1) & ~lines.edge_mask
+        self._btn_prev = lines.read() & self._mask
         self._pegs_prev = array("i", [0, 0])
         if app.grid is not None:
             self._pegs_prev[0] = app._pegbuf[0]
@@ -78,8 +82,9 @@ class Recorder:
         self._dropped_told = 0
 
     def scan(self, t, raw):
-        """Note the buttons that changed since the last scan. Allocates nothing."""
-        ch = (raw & self.app.btn_mask) ^ self._btn_prev
+        """Note the switch lines the scan reads that changed since the last one. Allocates
+        nothing."""
+        ch = (raw & self._mask) ^ self._btn_prev
         if ch:
             self._btn_prev ^= ch
             i = 0

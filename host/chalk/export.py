@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from chalk import sheet
-from chalk.archive import log_lines
+from chalk.archive import load_cell, log_lines
 from chalk.errors import ChalkError
 from scoreboard import matchlog
 from scoreboard.rules import RuleError
@@ -24,6 +24,7 @@ def replay(archive, game):
     """(header, steps, final state) of an archived game; steps are (line_no, record,
     state_before, state_after), line_no counting the header as line 1 as in its match log."""
     head = game["header"]
+    _check_damage(game)
     try:
         rules = matchlog.new_game(head)
     except matchlog.LineError as e:
@@ -31,7 +32,10 @@ def replay(archive, game):
     before = rules.state()
     steps = []
     for i, (seq, _t, line) in enumerate(archive.actions(game["id"])):
-        rec = json.loads(line)
+        rec = load_cell(line)
+        if type(rec) is not dict or rec.get("seq") != seq:
+            raise _damaged(game, "its action seq %s is not a match-log line: %s"
+                           % (seq, json.dumps(str(line))[:60]))
         try:
             after = rules.apply(matchlog.strip_meta(rec))
         except RuleError as e:
@@ -43,10 +47,29 @@ def replay(archive, game):
     return head, steps, rules.state()
 
 
+def _damaged(game, what):
+    return ChalkError("game %d is damaged in the archive: %s" % (game["id"], what),
+                      "`chalk verify %d` shows what is wrong; restore the archive from a backup"
+                      % game["id"])
+
+
+def _check_damage(game):
+    if game.get("damaged"):
+        raise _damaged(game, "its %s cannot be read" % " and ".join(game["damaged"]))
+
+
 # -- formats ---------------------------------------------------------------------------------
 
 def jsonl(archive, game):
-    return "\n".join(log_lines(archive, game)) + "\n"
+    # A match log is read by others: nothing unreadable goes into one (the rules are not asked:
+    # the log is the record as archived, and `chalk replay` judges it).
+    _check_damage(game)
+    lines = log_lines(archive, game)
+    problems = matchlog.read(lines).problems
+    if problems:
+        n, text = problems[0]
+        raise _damaged(game, "line %d of its match log: %s" % (n, text))
+    return "\n".join(lines) + "\n"
 
 
 def text(archive, game):
@@ -61,6 +84,18 @@ SHOVE_COLUMNS = (["seq", "time", "t_ms", "action", "side", "name"]
                  + ["coins_%d" % b for b in range(1, 10)]
                  + ["void", "out_of_turn", "bed", "points_a", "points_b", "total_a", "total_b",
                     "next", "misses_turn"])
+SEVEN_PINS_COLUMNS = ["seq", "time", "t_ms", "action", "player", "name", "pins", "pocketed",
+                      "carom", "called", "fouls", "change_1", "change_2", "total_1", "total_2",
+                      "next"]
+NOVUSS_COLUMNS = ["seq", "time", "t_ms", "action", "side", "name", "own", "opp", "fouls",
+                  "left_a", "left_b", "debt_a", "debt_b", "next"]
+TEXAS_42_COLUMNS = ["seq", "time", "t_ms", "action", "bidder", "bidders", "bid", "took", "made",
+                    "points_a", "points_b", "score_a", "score_b", "hands", "winner"]
+DOMINO_BINGO_COLUMNS = ["seq", "time", "t_ms", "action", "trump", "points_1", "points_2",
+                        "declared_1", "declared_2", "big_in_hand_1", "big_in_hand_2", "big_1",
+                        "big_2", "hands", "winner"]
+TALLY_COLUMNS = (["seq", "time", "t_ms", "action", "player", "name", "n"]
+                 + ["count_%d" % p for p in range(1, 10)] + ["winner"])
 GENERIC_COLUMNS = ["seq", "time", "t_ms", "action", "record", "state"]
 
 
@@ -107,6 +142,74 @@ def _shove_rows(head, steps):
                   " ".join(skip)])
 
 
+def _seven_pins_rows(head, steps):
+    who = sheet.names(head, ["P1", "P2"])
+    for _n, rec, before, after in steps:
+        a = rec.get("a")
+        p = rec.get("player")
+        shot = a == "shot"
+        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
+               "" if p is None else p + 1, "" if p is None else who[p],
+               " ".join(rec.get("pins") or ()) if shot else "",
+               rec.get("pocketed", 0) if shot else "", rec.get("carom", 0) if shot else "",
+               rec.get("called", 0) if shot else "",
+               " ".join(rec.get("fouls") or ()) if shot else "",
+               after["totals"][0] - before["totals"][0], after["totals"][1] - before["totals"][1],
+               after["totals"][0], after["totals"][1],
+               "" if after["next"] is None else who[after["next"]]]
+
+
+def _novuss_rows(head, steps):
+    who = sheet.names(head, ["A", "B"])
+    for _n, rec, _before, after in steps:
+        a = rec.get("a")
+        s = rec.get("side")
+        shot = a == "shot"
+        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
+               "" if s is None else "AB"[s], "" if s is None else who[s],
+               rec.get("own", 0) if shot else "", rec.get("opp", 0) if shot else "",
+               " ".join(rec.get("fouls") or ()) if shot else "",
+               after["left"][0], after["left"][1], after["debt"][0], after["debt"][1],
+               "" if after["next"] is None else who[after["next"]]]
+
+
+def _winner(who, w):
+    return "" if w is None else ("draw" if w == "draw" else who[w])
+
+
+def _texas_42_rows(head, steps):
+    who = sheet.t42_sides(head)
+    for _n, rec, before, after in steps:
+        hand = rec.get("a") == "hand"
+        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a")]
+               + ([rec["bidder"], who[rec["bidder"]], rec["bid"], rec["took"],
+                   int(sheet.t42_made(rec))] if hand else [""] * 5)
+               + [after["scores"][i] - before["scores"][i] for i in (0, 1)]
+               + [after["scores"][0], after["scores"][1], after["hands"],
+                  _winner(who, after["winner"])])
+
+
+def _domino_bingo_rows(head, steps):
+    who = sheet.names(head, ["P1", "P2"])
+    for _n, rec, _before, after in steps:
+        hand = rec.get("a") == "hand"
+        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a")]
+               + ([sheet.TRUMPS[rec["trump"]]] + list(rec["points"]) + list(rec["declared"])
+                  + list(rec["big"]) if hand else [""] * 7)
+               + [after["big"][0], after["big"][1], after["hands"],
+                  _winner(who, after["winner"])])
+
+
+def _tally_rows(head, steps):
+    who = sheet.tally_names(head)
+    for _n, rec, _before, after in steps:
+        add = rec.get("a") == "add"
+        counts = list(after["counts"])
+        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a")]
+               + ([rec["player"] + 1, who[rec["player"]], rec["n"]] if add else [""] * 3)
+               + counts + [""] * (9 - len(counts)) + [_winner(who, after["winner"])])
+
+
 def _generic_rows(head, steps):
     for _n, rec, _before, after in steps:
         yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a"),
@@ -116,6 +219,11 @@ def _generic_rows(head, steps):
 CSV = {
     "five-pins": (FIVE_PINS_COLUMNS, _five_pins_rows),
     "shove-hapenny": (SHOVE_COLUMNS, _shove_rows),
+    "seven-pins": (SEVEN_PINS_COLUMNS, _seven_pins_rows),
+    "novuss": (NOVUSS_COLUMNS, _novuss_rows),
+    "texas-42": (TEXAS_42_COLUMNS, _texas_42_rows),
+    "domino-bingo": (DOMINO_BINGO_COLUMNS, _domino_bingo_rows),
+    "tally": (TALLY_COLUMNS, _tally_rows),
 }
 
 
@@ -161,27 +269,34 @@ def export(archive, ids=(), all_games=False, fmt="jsonl", out=None, write=None):
         if not ids:
             raise ChalkError("give a game id (see `chalk games`) or --all")
         games = [archive.game(i) for i in ids]
-    outp = Path(out) if out else None
+    outp = Path(out) if out and out != "-" else None  # -o - is standard output
     many = all_games or len(games) > 1
     if many and outp is None and fmt != "text":
         raise ChalkError("exporting several games writes one file each: give a directory "
                          "with -o DIR", "or export one game at a time to standard output")
     if many and outp is not None and outp.exists() and not outp.is_dir():
         raise ChalkError("%s is a file: exporting several games needs a directory" % outp)
+    if many and outp is not None and not outp.exists() and outp.suffix:
+        raise ChalkError("%s looks like a file name: exporting several games writes one file "
+                         "each into a directory" % outp,
+                         "give a directory with -o DIR (it is created), or export one game")
+    # Every game is rendered before anything is written: a damaged game stops the export with
+    # no file half-written and no directory half-filled.
+    texts = [render(archive, g, fmt) for g in games]
     written = []
     try:
         if outp is None:
-            for i, g in enumerate(games):
-                write(("\n" if i else "") + render(archive, g, fmt))
+            for i, text in enumerate(texts):
+                write(("\n" if i else "") + text)
             return written
         if many or outp.is_dir():
             outp.mkdir(parents=True, exist_ok=True)
-            for g in games:
+            for g, text in zip(games, texts):
                 path = outp / filename(g, fmt)
-                _write_file(path, render(archive, g, fmt))
+                _write_file(path, text)
                 written.append(path)
         else:
-            _write_file(outp, render(archive, games[0], fmt))
+            _write_file(outp, texts[0])
             written.append(outp)
     except OSError as e:
         raise ChalkError("cannot write %s: %s" % (getattr(e, "filename", None) or outp,

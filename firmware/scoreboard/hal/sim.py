@@ -8,7 +8,7 @@
 
 import json
 
-from . import HEIGHT, WIDTH, Board, Pegs, RealClock, Storage, ticks_add, ticks_diff
+from . import HEIGHT, WIDTH, Board, Keypad, Pegs, RealClock, Storage, ticks_add, ticks_diff
 
 # -- clocks ---------------------------------------------------------------------------------------
 
@@ -356,10 +356,24 @@ class SimBoard(Board):
             self.chain = ShiftChain(cmap, active, self.peg_state)
             pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
         super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
+        self.matrix = None
+        self._nkeys = 0
+        if "keypad" in cfg:
+            from .simkeys import KeyMatrix  # only a scorepad pays for it in RAM
+
+            self.matrix = KeyMatrix(len(cfg["keypad"]["rows"]), len(cfg["keypad"]["cols"]))
+            self.keypad = Keypad(self.matrix.rows, self.matrix.cols)
+            self._nkeys = len(cfg["keypad"]["keys"])
         self.device_id = _device_id(flash_dir)
+        if "pockets" in cfg:
+            from .simanalog import Analog  # only boards with colour sensors load it
+
+            self.analog = Analog(cfg)
         # self.baud stays 0: a pty carries what it is given; main.py --baud sets a UART's pace
 
     def watchdog(self, timeout_ms):
+        from .simwatchdog import SimWatchdog  # loaded by the main loop only: no RAM otherwise
+
         return SimWatchdog(timeout_ms)
 
     def _locate(self, name):
@@ -372,42 +386,38 @@ class SimBoard(Board):
         n = self.lines.count
         if i < n:
             return None, i
+        if self.matrix is not None:
+            return "key", i - n  # the keys follow the switch lines (boardconfig.line_names)
         return (i - n) // 27, (i - n) % 27
 
     def set_line(self, name, v):
-        """Set a line by its contract name to a logical value, 0 or 1."""
+        """Set a line by its contract name to a logical value, 0 or 1 (an analog colour line:
+        its ADC reading, 0..4095)."""
+        if self.analog is not None and name[:7] == "colour.":
+            self.analog.set(name, v)
+            return
         if v is not True and v is not False and (type(v) is not int or v not in (0, 1)):
             raise ValueError("line %s: v must be 0 or 1, not %s" % (name, _q(v)))
         side, i = self._locate(name)
         if side is None:
             self.lines.set(i, v)
+        elif side == "key":
+            m = self.matrix
+            m.down = (m.down | 1 << i) if v else (m.down & ~(1 << i))
         elif v:
             self.peg_state[side] |= 1 << i
         else:
             self.peg_state[side] &= ~(1 << i)
 
     def line(self, name):
+        if self.analog is not None and name[:7] == "colour.":
+            return self.analog.get(name)
         side, i = self._locate(name)
         if side is None:
             return (self.lines.read() >> i) & 1
+        if side == "key":
+            return (self.matrix.down >> i) & 1
         return (self.peg_state[side] >> i) & 1
-
-
-class SimWatchdog:
-    """The simulated board's machine.WDT: fed by the main loop as on the board. It resets
-    nothing itself: a simulated board whose process hangs or dies is restarted by the
-    simulator (chalk.sim), into its journal, as the watchdog reboots a board."""
-
-    def __init__(self, timeout_ms):
-        self.timeout_ms = timeout_ms
-        self.feeds = 0
-        self.released = False
-
-    def feed(self):
-        self.feeds += 1
-
-    def release(self):
-        self.released = True
 
 
 def _device_id(flash_dir):
@@ -430,14 +440,17 @@ def known_lines(board):
     names = list(board.lines.names)
     if board.pegs is not None:
         names.append("peg.<side 0-1>.<bed 1-9>.<hole 1-3>")
+    if board.keypad is not None:
+        names += [n for n in board.line_names if n.startswith("key.")]
     return ", ".join(names)
 
 
 def _q(v):
     try:
-        return json.dumps(v)
+        text = json.dumps(v)
     except (TypeError, ValueError):
-        return repr(v)
+        text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # -- sensor traces --------------------------------------------------------------------------------
@@ -448,6 +461,11 @@ class TraceError(ValueError):
     def __init__(self, lineno, message):
         super().__init__("trace line %d: %s" % (lineno, message))
         self.lineno = lineno
+
+
+# The latest t a trace may have: 24 hours. No game lasts longer, and a virtual clock walking to
+# t = 10**23 one scan at a time would never get there.
+MAX_T = 24 * 3600 * 1000
 
 
 def format_record(t, line, v):
@@ -462,18 +480,25 @@ def read_trace(lines, names):
     Raises TraceError naming the line number for bad JSON, an unknown line name, t going
     backwards or v not 0/1.
     """
+    from ..safejson import loads  # here: a board that plays no trace never loads it
+
     known = set(names)
     last = -1
     lineno = 0
     for raw in lines:
         lineno += 1
         if type(raw) is bytes:
-            raw = raw.decode()
+            try:
+                raw = raw.decode()
+            except UnicodeError:
+                raise TraceError(lineno, "not UTF-8 text: a trace is JSON Lines")
         raw = raw.strip()
+        if lineno == 1 and raw.startswith("\ufeff"):
+            raw = raw[1:].strip()  # a byte order mark some editors put first
         if not raw:
             continue
         try:
-            rec = json.loads(raw)
+            rec = loads(raw)
         except ValueError as e:
             raise TraceError(lineno, "bad JSON (%s): %s" % (e, raw[:60]))
         if type(rec) is not dict:
@@ -483,22 +508,27 @@ def read_trace(lines, names):
             if key not in rec:
                 raise TraceError(lineno, "missing %s in %s" % (_q(key), raw[:60]))
         t, name, v = rec["t"], rec["line"], rec["v"]
-        if type(t) is not int or t < 0:
-            raise TraceError(lineno, "t must be a whole number of ms >= 0, not %s" % _q(t))
+        if type(t) is not int or t < 0 or t > MAX_T:
+            raise TraceError(lineno, "t must be a whole number of ms from 0 to %d (24 hours), "
+                             "not %s" % (MAX_T, _q(t)))
         if t < last:
             raise TraceError(lineno, "t goes backwards: %d after %d (a trace is in time order)"
                              % (t, last))
         if type(name) is not str or name not in known:
             raise TraceError(lineno, "unknown line name %s; known: %s"
                              % (_q(name), _summary(names)))
-        if type(v) is not int or v not in (0, 1):
+        if name[:7] == "colour.":  # an analog line: an ADC reading
+            if type(v) is not int or not 0 <= v <= 4095:
+                raise TraceError(lineno, "v of %s must be an ADC reading 0..4095, not %s"
+                                 % (name, _q(v)))
+        elif type(v) is not int or v not in (0, 1):
             raise TraceError(lineno, "v must be 0 or 1, not %s" % _q(v))
         last = t
         yield t, name, v
 
 
 def _summary(names):
-    out = [n for n in names if not n.startswith("peg.")]
+    out = [n for n in names if not n.startswith("peg.")]  # keys ("key.1" ...) are listed
     if len(out) != len(names):
         out.append("peg.<side 0-1>.<bed 1-9>.<hole 1-3>")
     return ", ".join(out)

@@ -10,9 +10,9 @@ def run(args):
     """Compile, copy, reset, and check the board answers."""
     from chalk.sim import board_config
 
+    arch = build.parse_arch(args.arch)  # before the port: a typo is told at once
     port = link.resolve_port(args.port)
     cfg = board_config(args.board) if args.board else None
-    arch = None if args.arch.lower() in ("none", "portable") else args.arch
     info = deploy.deploy(port, cfg, mode="source" if args.source else "mpy", arch=arch,
                          out=lambda line: print(line, flush=True))
     print("the board answers: Chalk firmware %s, board %s, game %s%s" % (
@@ -37,6 +37,7 @@ def register(sub):
                    help="mpy-cross architecture: xtensawin for an ESP32 (default), none for "
                    "portable bytecode (the simulated board)")
     p.add_argument("--board", metavar="CONFIG",
-                   help="board config to copy as /board.json: five-pins, shove-hapenny or a "
+                   help="board config to copy as /board.json: five-pins, shove-hapenny, "
+                   "seven-pins, novuss or a "
                    ".json path (default: keep the board's own)")
     p.set_defaults(func=run)

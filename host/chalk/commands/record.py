@@ -2,7 +2,7 @@
 
 import sys
 
-from chalk.commands import add_port
+from chalk.commands import add_port, positive_seconds
 
 ORDER = 57
 
@@ -19,18 +19,6 @@ def run(args):
     return 0
 
 
-def _seconds(text):
-    import argparse
-
-    try:
-        v = float(text)
-    except ValueError:
-        v = -1
-    if not v > 0:
-        raise argparse.ArgumentTypeError("must be a number of seconds above 0, not %r" % text)
-    return v
-
-
 def register(sub):
     s = sub.add_parser("record", help="record a board's line changes as a sensor trace",
                        description="Record every button, tilt-line and peg-hole change of the "
@@ -39,5 +27,5 @@ def register(sub):
                        "FILE` replays the trace at a desk.")
     add_port(s)
     s.add_argument("trace", help="the sensor trace to write (JSON Lines)")
-    s.add_argument("--seconds", type=_seconds, help="stop after this many seconds")
+    s.add_argument("--seconds", type=positive_seconds, help="stop after this many seconds")
     s.set_defaults(func=run)

@@ -3,17 +3,19 @@
 import sys
 import time
 
-from chalk.commands import add_port
+from chalk.commands import add_port, positive_seconds
 from chalk.errors import ChalkError
 
 ORDER = 55
 
 
 def render(lines):
-    """Text rows for a service reply's lines: {name: {"v", "edges"}} and "pegs": [s0, s1]."""
+    """Text rows for a service reply's lines: {name: {"v", "edges"}} (an analog line: {"v"}, its
+    reading) and "pegs": [s0, s1]."""
     rows = ["%-16s %5s %6s" % ("line", "level", "edges")]
     for name in sorted(k for k in lines if k != "pegs"):
-        rows.append("%-16s %5d %6d" % (name, lines[name]["v"], lines[name]["edges"]))
+        # An analog line (a colour sensor, "colour.<n>") has a reading and no edges.
+        rows.append("%-16s %5d %6s" % (name, lines[name]["v"], lines[name].get("edges", "")))
     pegs = lines.get("pegs")
     if pegs is not None:
         rows.append("pegs present (bed 1-9, holes 1-3):")
@@ -69,5 +71,6 @@ def register(sub):
     add_port(s)
     s.add_argument("--once", action="store_true", help="print the lines once and exit")
     s.add_argument("--off", action="store_true", help="leave the service view")
-    s.add_argument("--every", type=float, default=0.5, help="seconds between readings")
+    s.add_argument("--every", type=positive_seconds, default=0.5,
+                   help="seconds between readings")
     s.set_defaults(func=run)
