@@ -159,10 +159,11 @@ class Stdin:
 
 def _budget(board, step):
     """Characters the link may write per scan: what the UART carries in one scan period (8N1:
-    ten bits a byte); a board without a baud rate (a pty) takes 4 KB a scan."""
+    ten bits a byte). None for a board without a baud rate (a simulated board's pty takes what
+    it is given at once: nothing waits in RAM)."""
     baud = board.baud
     if not baud:
-        return 4096
+        return None
     return max(16, baud * step // 10000)
 
 

@@ -33,7 +33,7 @@ BOARDS = FIRMWARE / "boards"
 # The unix port is 64-bit: its objects and pointers are twice an ESP32's, so the firmware's
 # code and data need about twice the heap they need on the board. SIM_HEAP is the heap an
 # ESP32's 96 KB corresponds to here (see docs/simulator.md and `make bench`).
-SIM_HEAP = "192k"
+SIM_HEAP = "208k"  # 2 x 96 KB, plus room for the main loop's pacing and recording code
 TO_BOARD_MAX = 64 * 1024  # bytes the relay holds for a board that does not read
 REPL_WATCHDOG_S = 30 * 60  # as hal.esp32.REPL_WATCHDOG_MS
 

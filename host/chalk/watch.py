@@ -191,11 +191,13 @@ BEAT_LOST = 3.0  # seconds without a frame (the board sends one at least every s
 def not_scoring(board, now=None):
     """Why the board is not scoring, or None while it is: its heartbeat says it shows the
     service view, or nothing came for BEAT_LOST seconds (at the REPL, stopped, unplugged)."""
+    if not hasattr(board, "heard"):
+        return None  # a board reached through `chalk serve`: the server watches its line
     now = time.monotonic() if now is None else now
     heard = board.heard
     if heard is None or now - heard > BEAT_LOST:
         silent = now - heard if heard is not None else None
-        said = [ln for ln in board.noise if ln.strip()]
+        said = [ln for ln in getattr(board, "noise", ()) if ln.strip()]
         if any(">>>" in ln or "Traceback" in ln or "MicroPython" in ln or "KeyboardInterrupt"
                in ln for ln in said[-5:]):
             return "the board is at the MicroPython REPL: the app is not running"
@@ -203,7 +205,8 @@ def not_scoring(board, now=None):
             return "no reply from the board"
         return "no reply from the board for %d s (no heartbeat): the app stopped, or the " \
                "cable is out" % silent
-    if board.beat is not None and board.beat[1].get("mode", "scoring") != "scoring":
+    if getattr(board, "beat", None) is not None and \
+            board.beat[1].get("mode", "scoring") != "scoring":
         mode = board.beat[1].get("mode")
         if mode == "repl":
             return "the board is at the MicroPython REPL: the app is not running"
