@@ -91,8 +91,9 @@ def test_watch_once_shows_score_move_last_action_and_a_sensor_warning(five_pins,
         board.request("new", {"game": "five-pins", "players": ["Ann", "Bob"]})
         board.request("act", {"action": {"a": "break", "player": 0}})
         after = board.request("act", {"action": {"a": "shot", "player": 0, "pins": "12"}})
-        # pin C chattering: 14 short wobbles in 280 ms (chatter_edges 12 in 1000 ms)
-        events = [{"t": 10 * i, "line": "pin.C", "v": (i + 1) % 2} for i in range(28)]
+        # pin C chattering: 14 short wobbles in 700 ms, an edge every 25 ms (over
+        # chatter_edges 10 in 400 ms, counted as the debouncer takes them)
+        events = [{"t": 25 * i, "line": "pin.C", "v": (i + 1) % 2} for i in range(28)]
         board.request("inject", {"events": events})
         wait_for(board, lambda f: f.type == "warn" and f.payload.get("fault") == "chatter")
     score = after["state"]["scores"]

@@ -60,8 +60,10 @@ def five_lines(table, before, action, rng):
         t = 150
         if action["carom"]:
             t = press(lines, t, "carom%d" % action["carom"])
-        for _ in range(FOULS.index(action["fouls"][0]) + 1 if action["fouls"] else 0):
-            t = press(lines, t, "foul")
+        for code in action["fouls"]:  # the foul list: foul moves to it, confirm marks it
+            for _ in range(FOULS.index(code) + 1):
+                t = press(lines, t, "foul")
+            t = press(lines, t, "confirm")
         t = press(lines, t, "confirm")
     return lines, t - GAP
 

@@ -41,9 +41,11 @@ class App:
         # A scorepad may have no button at all: its keypad does everything (the debouncers then
         # watch one line that never moves).
         self.buttons = sense.Buttons(max(1, self.nbtn), T["debounce_ms"], T["long_press_ms"],
-                                     ring=self.ring)
+                                     ring=self.ring, min_press_ms=T["min_press_ms"])
+        # Chatter is judged on the edges the debouncer takes: contact bounce is not chatter.
         self.health = sense.LineHealth(max(1, lines.count), T["stuck_ms"], T["chatter_edges"],
-                                       T["chatter_window_ms"], ring=self.ring)
+                                       T["chatter_window_ms"], ring=self.ring,
+                                       debounce_ms=T["debounce_ms"])
         self.keys = None
         if board.keypad is not None:
             self.keys = sense.Keypad(len(cfg["keypad"]["keys"]), T["debounce_ms"],
@@ -68,6 +70,7 @@ class App:
             self._pk_shift = self.nbtn + npins
         if npins:
             self.tilt = sense.TiltLatch(npins, T["min_fall_ms"], T["settle_ms"], ring=self.ring)
+            self._stamped = hasattr(lines, "edge_ms")  # the hal gives each edge its own ms
             self._edge_cb = self._edge  # bound once: an interrupt must not allocate it
             lines.on_edge(self._edge_cb)
         self.grid = None
@@ -284,8 +287,13 @@ class App:
     # -- the loop ----------------------------------------------------------------------------
     def _edge(self, line):
         # Edge interrupt of a tilt line: ints only (sense.TiltLatch.note_edge allocates nothing).
-        t = self.clock.ticks_ms()
-        v = self.board.lines.level(line)
+        # The edge's own time when the hal knows it (the simulated board replaying a trace:
+        # lines.edge_ms), else now (the board's handler runs within a ms or so of its edge).
+        lines = self.board.lines
+        t = lines.edge_ms if self._stamped else -1
+        if t < 0:
+            t = self.clock.ticks_ms()
+        v = lines.level(line)
         self.tilt.note_edge(line - self.nbtn, t, v)
         if self.recorder is not None:
             self.recorder.edge(t, line, v)
@@ -382,6 +390,8 @@ class App:
         self.dirty = False
         if self.service:
             rows = self.service_rows()
+        elif self.referee.screen() is not None:
+            rows = [r[:16] for r in self.referee.screen()[:8]]  # e.g. the foul list
         else:
             view = self.game.view() if hasattr(self.game, "view") else None
             status = self.referee.status() or self.last

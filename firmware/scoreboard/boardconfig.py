@@ -97,13 +97,14 @@ PEG_ORDERS = ("side-bed-hole", "bed-side-hole", "custom")
 # (key, default, minimum, maximum)
 TIMINGS = (
     ("debounce_ms", 20, 1, 1000),
+    ("min_press_ms", 20, 0, 60000),  # missing: debounce_ms (the default above is its default)
     ("long_press_ms", 800, 1, 60000),
     ("min_fall_ms", 30, 0, 10000),
     ("settle_ms", 2000, 1, 600000),
     ("peg_debounce_ms", 300, 0, 60000),
     ("stuck_ms", 60000, 1, 3600000),
-    ("chatter_edges", 12, 2, 10000),
-    ("chatter_window_ms", 1000, 1, 600000),
+    ("chatter_edges", 10, 2, 10000),
+    ("chatter_window_ms", 400, 1, 600000),
     ("scan_ms", 5, 1, 1000),
     ("peg_scan_ms", 25, 1, 10000),
     ("watchdog_ms", 8000, 0, 600000),
@@ -411,7 +412,14 @@ def _timings(value):
     _check_keys(t, [k for k, _, _, _ in TIMINGS], "timings")
     out = {}
     for key, default, low, high in TIMINGS:
+        if key == "min_press_ms" and key not in t:
+            default = out["debounce_ms"]  # a press must outlast a bounce, at the least
         out[key] = _int(t.get(key, default), "timings." + key, low, high)
+    if out["min_press_ms"] >= out["long_press_ms"]:
+        raise BoardConfigError("timings.min_press_ms (%d) must be shorter than "
+                               "timings.long_press_ms (%d)" % (out["min_press_ms"],
+                                                               out["long_press_ms"]),
+                               "timings.min_press_ms")
     if out["long_press_ms"] <= out["debounce_ms"]:
         raise BoardConfigError("timings.long_press_ms (%d) must be longer than "
                                "timings.debounce_ms (%d)" % (out["long_press_ms"],

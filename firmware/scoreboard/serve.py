@@ -102,8 +102,8 @@ class Handler:
         """Apply injected line changes that are due."""
         app = self.app
         while self.pending and app.clock.ticks_diff(now, self.pending[0][0]) >= 0:
-            _, name, v = self.pending.pop(0)
-            app.board.set_line(name, v)
+            at, name, v = self.pending.pop(0)
+            app.board.set_line(name, v, at)  # at its own ms, as a pin's interrupt stamps it
 
 
 def _kind(k):

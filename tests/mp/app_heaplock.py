@@ -61,13 +61,13 @@ def step(k):
     clock.advance(5)
 
     # Buttons: 0 = short press with a bounce, 1 = long press, 2 = stuck 70 s of every 100 s,
-    # 3 = chattering for 100 ms of every 10 s.
+    # 3 = chattering for 500 ms of every 10 s (an edge every 10 ms: ~25 the debouncer takes).
     ph = k % 400
     lines.set(0, 1 if 10 <= ph < 40 and ph != 12 else 0)
     lines.set(1, 1 if 100 <= ph < 350 else 0)
     lines.set(2, 1 if k % 20000 < 14000 else 0)
     ph = k % 2000
-    lines.set(3, 1 if 200 <= ph < 220 and ph % 2 else 0)
+    lines.set(3, 1 if 200 <= ph < 300 and ph % 2 else 0)
 
     busy = False
     if npins:
@@ -80,7 +80,7 @@ def step(k):
         lines.set(nbtn + 4, 1 if 40 <= ph < 42 else 0)
         lines.set(nbtn + 1, 1 if 500 <= ph < 900 else 0)
         busy = 100 <= ph < 120
-        lines.set(nbtn + 2, 1 if 105 <= ph < 115 else 0)
+        lines.set(nbtn + 2, 1 if 105 <= ph < 115 else 0, clock.ticks_ms() - 1)  # its own ms
     if npk:
         # Pocket beams (seven-pins, novuss): pocket 0 passes something for 30 ms every second,
         # with the colour sensor reading a black, a red, then bare wood (the striker); the last

@@ -6,6 +6,7 @@
 #   board.cfg        the validated board config (boardconfig.load)
 #   board.lines      Lines: read() -> int bitmap of buttons then tilt pins, LOGICAL (1 = pressed,
 #                    tilted); on_edge(callback) -> callback(line_index) on each edge of a tilt line
+#                    (the sim also sets lines.edge_ms, the edge's own ms, during the call)
 #   board.pegs       Pegs (shove ha'penny) or None: scan_into(arr) fills arr[0], arr[1]
 #   board.keypad     Keypad (scorepad) or None: scan() -> int bitmap of the keys down
 #   board.display    Display: fb (128x64 framebuf), text(), fill(), show(), contrast(), power()

@@ -47,6 +47,7 @@ class Lines:
         self.edge_mask = edge_mask
         self._bits = 0
         self._callback = None
+        self.edge_ms = -1
 
     def read(self):
         return self._bits
@@ -57,20 +58,25 @@ class Lines:
 
     def on_edge(self, callback):
         """callback(line_index) on every change of a tilt line; None to stop. Called at once
-        from set(), where the board would schedule it from its pin interrupt."""
+        from set(), where the board would schedule it from its pin interrupt. During the call,
+        `edge_ms` is the edge's own time (ticks ms) when set() was given one, as the board's
+        interrupt stamps the edge itself (a trace record's time, not the scan that applies
+        it); else -1 (now)."""
         self._callback = callback
 
     def index(self, name):
         return self.names.index(name)
 
-    def set(self, index, v):
+    def set(self, index, v, t=None):
         bit = 1 << index
         old = self._bits
         new = (old | bit) if v else (old & ~bit)
         if new != old:
             self._bits = new
             if self.edge_mask & bit and self._callback is not None:
+                self.edge_ms = -1 if t is None else t
                 self._callback(index)
+                self.edge_ms = -1
 
 
 class ShiftChain:
@@ -390,9 +396,10 @@ class SimBoard(Board):
             return "key", i - n  # the keys follow the switch lines (boardconfig.line_names)
         return (i - n) // 27, (i - n) % 27
 
-    def set_line(self, name, v):
+    def set_line(self, name, v, t=None):
         """Set a line by its contract name to a logical value, 0 or 1 (an analog colour line:
-        its ADC reading, 0..4095)."""
+        its ADC reading, 0..4095); t: when it changed (ticks ms; default now), for the edge
+        interrupt of a tilt line."""
         if self.analog is not None and name[:7] == "colour.":
             self.analog.set(name, v)
             return
@@ -400,7 +407,7 @@ class SimBoard(Board):
             raise ValueError("line %s: v must be 0 or 1, not %s" % (name, _q(v)))
         side, i = self._locate(name)
         if side is None:
-            self.lines.set(i, v)
+            self.lines.set(i, v, t)
         elif side == "key":
             m = self.matrix
             m.down = (m.down | 1 << i) if v else (m.down & ~(1 << i))
@@ -580,9 +587,12 @@ class TracePlayer:
         """Apply every record with t <= elapsed(); return how many."""
         now = self.elapsed()
         n = 0
+        clock = self.board.clock
         while self._next is not None and self._next[0] <= now:
             t, name, v = self._next
-            self.board.set_line(name, v)
+            # Each change at its own ms, however late the poll: the scan that follows sees the
+            # levels, the edge interrupt the exact time (as on the board).
+            self.board.set_line(name, v, clock.ticks_add(self.start, t))
             n += 1
             self.applied += 1
             self._pull()
