@@ -99,6 +99,7 @@ class App:
         self.faults = {}  # line id -> "stuck" / "chatter"
         self.wall = None  # (epoch ms, ticks) once the host set the clock
         self.service = False
+        self.recorder = None  # a record.Recorder while the host records line changes
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
         self.dirty = True
@@ -305,11 +306,17 @@ class App:
         t = lines.edge_ms if self._stamped else -1
         if t < 0:
             t = self.clock.ticks_ms()
-        self.tilt.note_edge(line - self.nbtn, t, lines.level(line))
+        v = lines.level(line)
+        self.tilt.note_edge(line - self.nbtn, t, v)
+        if self.recorder is not None:
+            self.recorder.edge(t, line, v)
 
     def scan(self, t):
         """The sensing step: lines in, events into the ring. Allocates nothing."""
         raw = self.board.lines.read()
+        rec = self.recorder
+        if rec is not None:
+            rec.scan(t, raw)
         self.health.tick(t, raw)
         if self.tilt is not None:
             self.tilt.tick(t, (raw >> self.nbtn) & self._pin_all)
@@ -320,6 +327,9 @@ class App:
             self._peg_last = t
             buf = self._pegbuf
             self.board.pegs.scan_into(buf)
+            if rec is not None:
+                rec.pegs(t, 0, buf[0], _PEG_FAULT_BASE)
+                rec.pegs(t, 1, buf[1], _PEG_FAULT_BASE + 27)
             self.peg_health[0].tick(t, buf[0])
             self.peg_health[1].tick(t, buf[1])
             self.grid.tick(t, buf[0], buf[1])
@@ -483,6 +493,8 @@ class App:
                 "last_seq": st["last_seq"], "players": (self.header or {}).get("players", []),
                 "outcome": self.game.outcome(), "warnings": self.warnings(), "last": self.last,
                 "note": self.referee.status(), "screen": self.display.rows,
+                "mode": "service" if self.service else "scoring",
+                "record": self.recorder is not None,
                 "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}
 
 

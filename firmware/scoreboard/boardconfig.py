@@ -107,6 +107,7 @@ TIMINGS = (
     ("chatter_window_ms", 400, 1, 600000),
     ("scan_ms", 5, 1, 1000),
     ("peg_scan_ms", 25, 1, 10000),
+    ("watchdog_ms", 8000, 0, 600000),
 )
 
 _TOP = ("board", "description", "game", "game_config", "buttons", "pins", "pegs", "keypad",
@@ -424,6 +425,10 @@ def _timings(value):
                                "timings.debounce_ms (%d)" % (out["long_press_ms"],
                                                              out["debounce_ms"]),
                                "timings.long_press_ms")
+    if 0 < out["watchdog_ms"] < 1000:
+        raise BoardConfigError("timings.watchdog_ms (%d) must be 0 (off) or at least 1000: a "
+                               "shorter watchdog reboots a board busy writing its journal"
+                               % out["watchdog_ms"], "timings.watchdog_ms")
     return out
 
 

@@ -218,6 +218,8 @@ class BoardLink:
         self._fresh = True
         self.noise = collections.deque(maxlen=20)  # the last lines that were not frames
         self.info = None  # the board's hello result
+        self.beat = None  # (time.monotonic(), payload) of the board's last heartbeat
+        self.heard = None  # time.monotonic() of the last frame from the board
         self._counts = {"frames": 0, "corrupt": 0, "noise": 0, "lost": 0, "restarts": 0,
                         "stale": 0, "echo": 0, "overflow": 0}
 
@@ -271,6 +273,12 @@ class BoardLink:
             self._counts["echo"] += 1
             return
         self._count(n, typ)
+        self.heard = time.monotonic()
+        if typ == "beat":  # kept, not queued: an idle board sends one a second while it runs
+            self.beat = (self.heard, payload)
+            return
+        if typ == "boot":
+            self.beat = None  # what the board said before it restarted no longer holds
         if typ in ("ok", "err"):
             if self._pending is not None and payload.get("id") == self._pending:
                 self._reply = Frame(n, typ, payload)

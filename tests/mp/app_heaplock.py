@@ -6,7 +6,9 @@
 # 5 ms ticks of line activity. Any allocation there raises MemoryError.
 # A second run with the heap unlocked and the GC off checks that no garbage is left either.
 #
-# usage: micropython app_heaplock.py MPY_DIR|- BOARD.json FLASH_DIR STEPS
+# usage: micropython app_heaplock.py MPY_DIR|- BOARD.json FLASH_DIR STEPS [record]
+# With `record`, the host's record mode is on: every line change is also noted into the
+# recorder's rings (scan and edge callback) and drained here, locked too.
 # Prints KEY value lines that tests/test_sim_heaplock.py asserts on, so it cannot pass vacuously.
 
 import sys
@@ -30,6 +32,13 @@ WARM = 2000
 board = SimBoard(sys.argv[2], sys.argv[3], VirtualClock(T0))
 app = App(board)
 app.boot()
+RECORD = len(sys.argv) > 5 and sys.argv[5] == "record"
+if RECORD:
+    from scoreboard.record import Recorder
+
+    app.recorder = Recorder(app)
+    recbuf = array("i", [0, 0, 0])
+    recorded = array("i", [0])
 clock = board.clock
 lines = board.lines
 ring = app.ring
@@ -98,6 +107,10 @@ def step(k):
 
     if not busy:
         app.scan(clock.ticks_ms())
+    if RECORD:
+        rec = app.recorder
+        while rec.scan_ring.pop_into(recbuf) or rec.edge_ring.pop_into(recbuf):
+            recorded[0] += 1
     while ring.pop_into(buf):
         kind = buf[0]
         counts[kind] += 1
@@ -148,6 +161,9 @@ print("EDGE_ONLY_PIN_DOWN", counts[20])
 for i, what in enumerate(("RED", "BLACK", "STRIKER", "BALL")):
     print("POCKET_" + what, counts[24 + i])
 print("DROPPED", ring.dropped)
+if RECORD:
+    print("RECORDED", recorded[0])
+    print("RECORD_DROPPED", app.recorder.scan_ring.dropped + app.recorder.edge_ring.dropped)
 print("STEPS", STEPS)
 
 # The same work with the heap unlocked and the GC off must leave nothing behind.

@@ -13,6 +13,7 @@
 #   board.clock      Clock: ticks_ms(), sleep_ms(), ticks_diff(), ticks_add()
 #   board.storage    Storage: root directory of the journal
 #   board.line_names every line name (boardconfig.line_names); board.problems: startup faults
+#   board.baud       the link's UART speed (0: a pty); board.watchdog(ms): a started watchdog
 #
 # This module holds what both share: the shift-register reader (it takes callables, so the sim
 # drives it with a modelled chain and the ESP32 with machine.Pin), clocks, storage, the board.
@@ -258,3 +259,8 @@ class Board:
         self.problems = []
         self.device_id = None  # unique per board (the archive tells boards apart by it)
         self.key = None  # the board's signing key (bytes), if it was deployed with one
+        self.baud = 0  # the link's UART speed, which the main loop paces its writes to (0: none)
+
+    def watchdog(self, timeout_ms):
+        """A started watchdog (feed(), release()) the main loop feeds every scan, or None."""
+        return None

@@ -389,6 +389,12 @@ class SimBoard(Board):
             from .simanalog import Analog  # only boards with colour sensors load it
 
             self.analog = Analog(cfg)
+        # self.baud stays 0: a pty carries what it is given; main.py --baud sets a UART's pace
+
+    def watchdog(self, timeout_ms):
+        from .simwatchdog import SimWatchdog  # loaded by the main loop only: no RAM otherwise
+
+        return SimWatchdog(timeout_ms)
 
     def _locate(self, name):
         # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists
