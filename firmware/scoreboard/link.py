@@ -387,7 +387,7 @@ class Link:
             if cmd == "journal":
                 want = checked["want"]
                 self._stream = [cid, fn(checked), checked["after"], checked["after"], 0,
-                                int(want, 16) if want else 0]
+                                int(str(want), 16) if want else 0]
                 if self.budget is None:
                     self.pump()
                 return None
