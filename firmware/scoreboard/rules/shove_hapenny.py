@@ -133,21 +133,24 @@ class Rules(Game):
         if s[_NEXT] < 0:
             raise RuleError("SH-5", "no turn before the start (toss or preliminary round)")
         other = 1 - side
-        # SH-15: overflows may be claimed only right after the turn that made them.
-        s[_CLAIMER] = -1
-        for b in range(9):
-            s[_PENDING + b] = 0
+        # SH-15: overflows may be claimed only right after the turn that made them. (Pending
+        # overflows are left only with a claimer, so there is nothing to clear without one.)
+        if s[_CLAIMER] >= 0:
+            s[_CLAIMER] = -1
+            for b in range(_PENDING, _PENDING + 9):
+                s[b] = 0
         s[_TURNS] += 1
         if side != s[_NEXT]:
             # SH-18: out of turn scores nothing and costs the side its next turn. A flag, not a
             # count: playing out of turn again before missing a turn still misses one turn.
             s[_SKIP + side] = 1
             return
-        if not void:  # SH-17: a void turn scores nothing but is a turn all the same
+        if packed and not void:  # SH-17: a void turn scores nothing but is a turn all the same
             self._score(s, side, packed)
         # SH-4: partners alternate within a side on the turns that side plays in turn; a missed
         # turn (SH-18) does not move the rotation on, the same partner shoots next time.
-        s[_PARTNER + side] = (s[_PARTNER + side] + 1) % self._per_side
+        if self._per_side > 1:
+            s[_PARTNER + side] = (s[_PARTNER + side] + 1) % self._per_side
         if s[_SKIP + other]:
             # SH-18: the other side misses this turn, so the shooter goes again.
             s[_SKIP + other] = 0
@@ -160,16 +163,24 @@ class Rules(Game):
         own = _BEDS + 9 * side
         opp = _BEDS + 9 * (1 - side)
         # SH-16: the shooter's own scores first, bed 1 to 9; SH-14: only while the bed needs them.
+        # `packed` holds the beds as base-6 digits, bed 1 lowest: beds past the last coin are 0.
         over = 0
-        for b in range(9):
+        gained = 0
+        b = 0
+        while packed:
             n = packed % 6
             packed //= 6
-            while n and s[own + b] < _NEEDED:
-                s[own + b] += 1
-                n -= 1
-            s[_PENDING + b] = n
-            over += n
-        if _total(s, side) == _TARGET:
+            if n:
+                room = _NEEDED - s[own + b]
+                if room > 0:
+                    k = n if n < room else room
+                    s[own + b] += k
+                    gained += k
+                    n -= k
+                s[_PENDING + b] = n
+                over += n
+            b += 1
+        if gained and _total(s, side) == _TARGET:
             s[_WINNER] = side  # SH-7, always by the winner's own coin
         if not over:
             return
@@ -186,8 +197,8 @@ class Rules(Game):
                     s[opp + b] += 1
                     opp_total += 1
                     n -= 1
-        for b in range(9):  # what is not credited is lost ("off": all of it)
-            s[_PENDING + b] = 0
+        for b in range(_PENDING, _PENDING + 9):  # what is not credited is lost ("off": all of it)
+            s[b] = 0
 
     def _claim(self, s, side, b):
         if self._overflow != "claim":
