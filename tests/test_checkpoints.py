@@ -70,7 +70,8 @@ def small_blocks(monkeypatch):
 
 
 @pytest.mark.parametrize("game_id", GAME_IDS)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_checkpoint_undo_equals_full_refold(small_blocks, game_id, ops):
     g, _ = play(game_id, ops)
