@@ -11,7 +11,7 @@ import json
 import time
 from array import array
 
-from . import sense
+from . import frames, sense
 from .display import Display, screen
 from .journal import Journal, JournalError
 from .referee import referee_for
@@ -222,8 +222,13 @@ class App:
         self.last = _describe(rec)
         out = dict(rec)
         out["seq"] = seq
-        self.emit("rec", out)
-        self.emit("state", {"seq": seq, "state": state})
+        # One compact `a` frame when the record packs (frames.pack_action), else rec + state.
+        code = frames.pack_action(self.game, out)
+        if code is not None and frames.compact_state(state):
+            self.emit("a", {"seq": seq, "t": out["t"], "code": code, "state": state})
+        else:
+            self.emit("rec", out)
+            self.emit("state", {"seq": seq, "state": state})
         self.referee.changed()
         self.dirty = True
         return True
@@ -352,6 +357,7 @@ class App:
     def hello(self):
         st = self.journal.stats()
         return {"firmware": FIRMWARE_VERSION, "game": self.game_id, "board": self.cfg["board"],
+                "config": self.game.config if self.game is not None else None,
                 "device": self.board.device_id,
                 "test_mode": self.test_mode, "last_seq": st["last_seq"],
                 "game_no": st["game_no"]}

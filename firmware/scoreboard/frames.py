@@ -2,12 +2,17 @@
 #
 # A frame is one text line a person can read in any serial monitor:
 #
-#     ~c1 42 rec {"a":"turn","beds":[0,1,0,0,0,0,0,0,0],"seq":17,"side":0,"t":8123} c911a231
+#     ~c2 42 rec {"a":"turn","beds":[0,1,0,0,0,0,0,0,0],"seq":17,"side":0,"t":8123} c911a231
 #     |   |  |   |                                                                  |
 #     |   |  |   payload: a JSON object, compact, keys sorted            CRC32 of all before
 #     |   |  type: [a-z][a-z0-9_]*, at most 16 characters                  the space, %08x
 #     |   frame number: decimal, 0..999999999, no leading zero
 #     marker "~c" and protocol version
+#
+# Version 2 adds two compact types whose payload is short text instead of JSON: `a`, one live
+# action with the state after it (`17 8123 417 n,0,1,12.7,1,00,~`), and `r`, a block of journal
+# records packed as binary in base64 (`five-pins 18 AQL0EgEB...`). A record goes compact only
+# when the game's rules give it back exactly (see pack_action); anything else stays JSON.
 #
 # The marker starts the line: nothing MicroPython's REPL prints does ("~" is not a Python token
 # a traceback or prompt begins with), so frames and REPL output share the port. A line without
@@ -21,7 +26,7 @@
 import binascii
 import json
 
-VERSION = 1
+VERSION = 2
 MARKER = "~c"
 MAX_LINE = 1024  # bytes of a frame line, without its line terminator
 MAX_N = 999999999  # frame numbers (and command ids) wrap from here to 0
@@ -139,7 +144,8 @@ def _type_ok(typ):
 
 
 def encode(n, typ, payload, version=VERSION):
-    """One frame line, "\\n" included, as a str. `payload` must be a dict.
+    """One frame line, "\\n" included, as a str. `payload` must be a dict (or, for the compact
+    types `a` and `r` of version 2, the dict their encoder takes, or their text).
 
     Raises FrameTooLong if it would exceed MAX_LINE bytes, ValueError for anything else that
     cannot be a frame (a bad type name, a frame number out of range, a non-JSON value)."""
@@ -147,10 +153,17 @@ def encode(n, typ, payload, version=VERSION):
         raise ValueError("frame number must be 0..%d, not %r" % (MAX_N, n))
     if type(typ) is not str or not _type_ok(typ):
         raise ValueError("bad frame type %r" % (typ,))
-    if type(payload) is not dict:
-        raise ValueError("a frame payload must be a dict")
     out = [MARKER, str(version), " ", str(n), " ", typ, " "]
-    _dump(payload, out, 0)
+    if typ in COMPACT and version >= 2:
+        if type(payload) is not str:
+            payload = action_text(payload) if typ == "a" else block_text(payload)
+        if not _text_ok(payload):
+            raise ValueError("bad %s frame text %r" % (typ, payload[:40]))
+        out.append(payload)
+    elif type(payload) is not dict:
+        raise ValueError("a frame payload must be a dict")
+    else:
+        _dump(payload, out, 0)
     body = "".join(out)
     # Bytes are only needed for CPython's crc32, or to measure a str that might be too long.
     if _CRC_STR and len(body) * 4 <= MAX_LINE - 9:
@@ -229,6 +242,10 @@ def decode(line):
         raise Corrupt("not UTF-8")
     if not _type_ok(typ):
         raise Corrupt("malformed type")
+    if typ in COMPACT:
+        if not _text_ok(text):
+            raise Corrupt("malformed %s text" % typ)
+        return n, typ, text
     if text[:1] != "{":
         raise Corrupt("payload is not a JSON object")
     try:
@@ -243,6 +260,317 @@ def decode(line):
 def next_n(n):
     """The frame number after n (they wrap from MAX_N to 0)."""
     return 0 if n >= MAX_N else n + 1
+
+
+# -- compact frames (version 2) ---------------------------------------------------------------
+#
+# `a`: SEQ T CODE STATE -- the journal seq and t (ms) of an action, its code as the game's rules
+# pack it (Game.encode), and the state after it: the values of the state dict in sorted key
+# order, joined by ",". A value is written as: an int in decimal; None as "~"; True/False as
+# "y"/"n"; a list of ints as its digits when every one is 0..9, trailing zeros left out ("12"
+# for [1,2,0,0], "" for [0,0]), else dotted ("12.7", "12." for one); an empty list as "."; a
+# list of lists as those joined by "/"; anything else as compact JSON. The reader needs the
+# game's rules for the action and the shape of its state (Unpacker): lists of digits are padded
+# to the length they have in the game's initial state.
+#
+# `r`: GAME SEQ0 DATA -- journal records SEQ0, SEQ0+1, ... of one game, each two unsigned LEB128
+# varints, the zigzag of t minus the previous record's t (0 before the first) and the code, the
+# bytes in base64. Headers, ends and records that do not pack travel as JSON `rec` frames.
+
+COMPACT = ("a", "r")
+_NULL = "~"
+
+
+def _text_ok(text):
+    if type(text) is not str or not text or text[0] == "{" or len(text) > MAX_LINE:
+        return False
+    for c in text:
+        if not " " <= c <= "~":
+            return False
+    return True
+
+
+def _ints(v):
+    for x in v:
+        if type(x) is not int:
+            return False
+    return True
+
+
+def _value(v):
+    t = type(v)
+    if t is bool:
+        return "y" if v else "n"
+    if v is None:
+        return _NULL
+    if t is int:
+        return str(v)
+    if (t is list or t is tuple) and _ints(v):
+        for x in v:
+            if not 0 <= x <= 9:
+                return ".".join([str(x) for x in v]) + ("." if len(v) == 1 else "")
+        # Trailing zeros are left out: the reader pads to the length of the game's state.
+        end = len(v)
+        while end and v[end - 1] == 0:
+            end -= 1
+        return "".join([str(v[i]) for i in range(end)]) if v else "."
+    if (t is list or t is tuple) and v and type(v[0]) in (list, tuple):
+        parts = [_value(x) for x in v]
+        for p in parts:
+            if "/" in p or "," in p or " " in p:
+                return dumps(list(v))
+        return "/".join(parts)
+    text = dumps(v)
+    if "," in text or " " in text:
+        raise ValueError("no compact form")
+    return text
+
+
+def state_text(state):
+    """The compact form of a state dict (values in sorted key order)."""
+    return ",".join([_value(state[k]) for k in sorted(state)])
+
+
+def compact_state(state):
+    """True if a state dict has a compact form (state_text)."""
+    try:
+        state_text(state)
+    except ValueError:
+        return False
+    return True
+
+
+def action_text(p):
+    """The text of an `a` frame from {"seq", "t", "code", "state"}."""
+    code = p["code"]
+    return "%d %d %s %s" % (p["seq"], p["t"], "u" if code == UNDO else str(code),
+                            state_text(p["state"]))
+
+
+def _parse(text, like):
+    t = type(like)
+    if text == _NULL:
+        return None
+    if t is bool:
+        if text not in ("y", "n"):
+            raise ValueError("not y/n")
+        return text == "y"
+    if t is list and like and type(like[0]) is list:
+        if text[:1] == "[":
+            return json.loads(text)
+        return [_parse(x, like[0]) for x in text.split("/")]
+    if t is list:
+        if text[:1] == "[":
+            return json.loads(text)
+        if text == ".":
+            return []
+        if "." in text:
+            return [int(x) for x in (text[:-1] if text[-1] == "." else text).split(".")]
+        if len(text) > len(like):
+            raise ValueError("%d digits for a list of %d" % (len(text), len(like)))
+        return [int(c) for c in text] + [0] * (len(like) - len(text))
+    if t is int or like is None:
+        if text[:1] in "-0123456789":
+            return int(text)
+    return json.loads(text)
+
+
+def parse_state(text, keys, like):
+    """The state dict of state_text(): `keys` sorted, `like` a state of the same game (its
+    shapes)."""
+    parts = text.split(",")
+    if len(parts) != len(keys):
+        raise ValueError("%d state values, the game has %d" % (len(parts), len(keys)))
+    out = {}
+    for i in range(len(keys)):
+        out[keys[i]] = _parse(parts[i], like[keys[i]])
+    return out
+
+
+def _varint(v, out):
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+
+
+UNDO = -1  # the code of {"a": "undo"}: "u" in an `a` frame, 0 in a block (codes go in + 1)
+
+
+def pack_action(game, rec):
+    """The code of a journal action record if `game` (the rules it belongs to) gives it back
+    exactly (every key, with seq and t beside), UNDO for an undo, else None: such a record
+    travels as JSON."""
+    if type(rec.get("t")) is not int or rec["t"] < 0 or type(rec.get("seq")) is not int:
+        return None
+    action = {}
+    for k in rec:
+        if k != "seq" and k != "t":
+            action[k] = rec[k]
+    if action == {"a": "undo"}:
+        return UNDO
+    try:
+        code = game.encode(action)
+    except Exception:
+        return None
+    if type(code) is not int or code < 0 or game.decode(code) != action:
+        return None
+    return code
+
+
+class Block:
+    """Journal records of one game packed for an `r` frame: add() them while they follow on
+    (consecutive seqs) and fit; text() is the frame's payload."""
+
+    LIMIT = 720  # bytes before base64: the line stays under MAX_LINE with the game id
+
+    def __init__(self, game_id, seq):
+        self.game = game_id
+        self.first = seq
+        self.last = seq - 1
+        self._t = 0
+        self._data = bytearray()
+
+    def add(self, seq, t, code):
+        """Add a record; False (and nothing added) if it does not follow on or fit."""
+        if seq != self.last + 1 or len(self._data) > self.LIMIT:
+            return False
+        d = t - self._t
+        _varint(d << 1 if d >= 0 else ((-d) << 1) - 1, self._data)
+        _varint(code + 1, self._data)
+        self._t = t
+        self.last = seq
+        return True
+
+    def __len__(self):
+        return self.last - self.first + 1
+
+    def text(self):
+        b64 = binascii.b2a_base64(self._data)
+        if type(b64) is not str:
+            b64 = b64.decode()
+        return "%s %d %s" % (self.game, self.first, b64.strip())
+
+
+def block_text(p):
+    """An `r` payload from a Block or {"game", "first", "records": [(t, code), ...]}."""
+    if isinstance(p, Block):
+        return p.text()
+    b = Block(p["game"], p["first"])
+    seq = p["first"]
+    for t, code in p["records"]:
+        if not b.add(seq, t, code):
+            raise ValueError("records do not fit one block")
+        seq += 1
+    return b.text()
+
+
+def unpack_block(text):
+    """(game id, [(seq, t, code), ...]) of an `r` payload; ValueError if malformed."""
+    parts = text.split(" ")
+    if len(parts) != 3:
+        raise ValueError("an r frame is GAME SEQ0 DATA")
+    game, first, data = parts
+    seq = int(first)
+    if not data or len(data) % 4:
+        raise ValueError("block data is not base64")
+    for c in data:
+        if not ("A" <= c <= "Z" or "a" <= c <= "z" or "0" <= c <= "9" or c in "+/="):
+            raise ValueError("block data is not base64")
+    raw = binascii.a2b_base64(data)
+    out = []
+    t = 0
+    i = 0
+    n = len(raw)
+    while i < n:
+        vals = []
+        for _ in range(2):
+            v = 0
+            shift = 0
+            while True:
+                if i >= n:
+                    raise ValueError("a record is cut short")
+                c = raw[i]
+                i += 1
+                v |= (c & 0x7F) << shift
+                shift += 7
+                if not c & 0x80:
+                    break
+            vals.append(v)
+        d = vals[0]
+        t += (d >> 1) if not d & 1 else -((d + 1) >> 1)
+        out.append((seq, t, vals[1] - 1))
+        seq += 1
+    return game, out
+
+
+class Unpacker:
+    """Turns compact frames back into the `rec` and `state` payloads of version 1, with the
+    rules of the board's game (learned from hello/boot results and header records)."""
+
+    def __init__(self):
+        self._rules = {}
+        self.game = None
+        self.config = {}
+
+    def learn(self, game, config=None):
+        """The board's current game (hello or boot payload, or a header record)."""
+        if type(game) is str:
+            self.game = game
+            self.config = config if type(config) is dict else {}
+            self._rules.pop(game, None)
+
+    def rules(self, game):
+        r = self._rules.get(game)
+        if r is None:
+            from .rules import rules_for
+
+            r = rules_for(game)(self.config if game == self.game else {})
+            like = r.export(r.initial())
+            keys = sorted(like)
+            r = (r, keys, like)
+            self._rules[game] = r
+        return r
+
+    def expand(self, typ, payload):
+        """[(type, payload dict), ...] that a compact frame stands for; a JSON frame as is.
+        ValueError if it cannot be read (no game known, a bad value)."""
+        if typ == "rec" and type(payload) is dict and payload.get("type") == "H":
+            head = payload.get("header")
+            if type(head) is dict:
+                self.learn(head.get("game"), head.get("config"))
+        if typ == "a":
+            if self.game is None:
+                raise ValueError("an action frame before the board said its game")
+            parts = payload.split(" ")
+            if len(parts) != 4:
+                raise ValueError("an a frame is SEQ T CODE STATE")
+            seq, t = int(parts[0]), int(parts[1])
+            code = UNDO if parts[2] == "u" else int(parts[2])
+            game, keys, like = self.rules(self.game)
+            rec = self._action(game, code)
+            rec["seq"] = seq
+            rec["t"] = t
+            return [("rec", rec), ("state", {"seq": seq,
+                                             "state": parse_state(parts[3], keys, like)})]
+        if typ == "r":
+            gid, recs = unpack_block(payload)
+            game = self.rules(gid)[0]
+            out = []
+            for seq, t, code in recs:
+                rec = self._action(game, code)
+                rec["seq"] = seq
+                rec["t"] = t
+                out.append(("rec", rec))
+            return out
+        return [(typ, payload)]
+
+    def _action(self, game, code):
+        if code == UNDO:
+            return {"a": "undo"}
+        if code < 0:
+            raise ValueError("bad action code %d" % code)
+        return game.decode(code)
 
 
 # -- lines -----------------------------------------------------------------------------------

@@ -115,10 +115,10 @@ TEST_ONLY = ("inject", "act")
 # resending after a lost reply) gets the same reply again instead of being carried out twice.
 _ONCE = ("new", "undo", "ack", "clock", "inject", "act", "service")
 # What the board sends on its own. `state` is also a command (the direction tells them apart).
-EMIT_TYPES = ("rec", "state", "warn", "event", "boot")
+EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "a")
 # Frames only a board sends: one arriving here is an echo of our own, never answered (answering
 # would ping-pong forever on a port that echoes).
-_OWN = ("ok", "err", "rec", "warn", "event", "boot")
+_OWN = ("ok", "err", "rec", "warn", "event", "boot", "a", "r")
 
 
 class Refused(Exception):
@@ -280,6 +280,11 @@ class Link:
         count = 0
         try:
             for rec in records:
+                if isinstance(rec, frames.Block):  # records packed for an `r` frame
+                    self._send("r", rec)
+                    last = rec.last
+                    count += 1
+                    continue
                 seq = rec.get("seq") if type(rec) is dict else None
                 if type(seq) is not int:
                     return self._err(cid, "internal", "journal record without a seq")

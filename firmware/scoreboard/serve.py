@@ -6,6 +6,7 @@
 import select
 import sys
 
+from . import frames
 from .app import App
 from .link import Link, Refused
 from .rules import ConfigError, RuleError
@@ -48,7 +49,8 @@ class Handler:
         return {"seq": app.journal.stats()["last_seq"], "state": app.game.state()}
 
     def cmd_journal(self, args):
-        return journal_records(self.app.journal, args["after"])
+        app = self.app
+        return journal_records(app.journal, args["after"], app.game, app.game_id)
 
     def cmd_ack(self, args):
         try:
@@ -103,18 +105,36 @@ def _kind(k):
     raise Refused("unknown input event kind %r" % (k,))
 
 
-def journal_records(journal, after):
+def journal_records(journal, after, game=None, game_id=None):
     """The journal as link `rec` payloads: actions like match-log lines, headers and ends
-    under their own key."""
+    under their own key. With the rules of the game in progress (`game`), its actions that
+    pack (frames.pack_action) come as frames.Block runs instead, for compact `r` frames."""
+    first = journal.game_first_seq() if game is not None else None
+    block = None
     for seq, kind, payload in journal.records_after(after):
         if kind == "A":
             rec = dict(payload)
             rec["seq"] = seq  # the journal's number, whatever the payload carries
+            if first is not None and seq > first:
+                code = frames.pack_action(game, rec)
+                if code is not None:
+                    if block is not None and block.add(seq, rec["t"], code):
+                        continue
+                    if block is not None:
+                        yield block
+                    block = frames.Block(game_id, seq)
+                    block.add(seq, rec["t"], code)
+                    continue
         elif kind == "H":
             rec = {"seq": seq, "type": "H", "header": payload}
         else:
             rec = {"seq": seq, "type": "E", "end": payload}
+        if block is not None:
+            yield block
+            block = None
         yield rec
+    if block is not None:
+        yield block
 
 
 class Stdin:
