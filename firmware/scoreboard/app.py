@@ -126,7 +126,7 @@ class App:
         if self.game is None and not self._resume_header(self.journal.header()):
             return
         try:
-            self.game.apply(action)
+            self.game.push(self.game.prepare(action))  # no state dict per action at boot
         except RuleError as e:
             # A journal written by other rules: actions appended after this one would be lost
             # at the next boot too, so this game is closed and a new one starts.
