@@ -212,8 +212,11 @@ def replay_lines(lines, on_step=None):
 
 
 def _apply(game, n, rec, on_step):
-    from .rules import RuleError
+    global _RuleError
+    if _RuleError is None:
+        from .rules import RuleError
 
+        _RuleError = RuleError
     try:
         if on_step is None:
             # No state dict per action (one at the end), and the record itself becomes the
@@ -223,6 +226,9 @@ def _apply(game, n, rec, on_step):
             game.push(game.prepare(rec))
             return
         state = game.apply(strip_meta(rec))
-    except RuleError as e:
+    except _RuleError as e:
         raise LineError(n, e.rule, str(e))
     on_step(n, rec, state)
+
+
+_RuleError = None  # rules.RuleError, imported on first use (writing a log needs no rules)

@@ -3,7 +3,7 @@
 # State: one flat list of ints, indexed by the constants below. An action is packed into one small
 # int (see encode) so a board keeps a whole match in RAM as a list of ints.
 
-from .base import Game, RuleError, check_keys, config_value, side_of
+from .base import Game, RuleError, check_keys, config_value
 
 _BEDS = 0  # side s, bed b (0-based) at _BEDS + 9 * s + b; each 0..3 (SH-2)
 _NEXT = 18  # side on move; -1 before the start (SH-5)
@@ -27,6 +27,7 @@ _TURN = 1
 _CLAIM = 2
 _KINDS = ("start", "turn", "claim")
 _VOIDS = (None, "touched", "removed")  # SH-17
+_DOWN = (8, 7, 6, 5, 4, 3, 2, 1, 0)  # beds, last first: packing as base-6 digits
 
 
 def _total(s, side):
@@ -64,10 +65,9 @@ class Rules(Game):
 
     def encode(self, action):
         kind = _KINDS.index(action["a"])
-        try:
-            side = side_of(action, "side", "SH-4")  # SH-4: two sides, 0 and 1
-        except RuleError as e:
-            raise self._bad(e.rule, e.reason, action)
+        side = action.get("side")
+        if type(side) is not int or side < 0 or side > 1:
+            raise self._bad("SH-4", "side must be 0..1", action)  # SH-4: two sides, 0 and 1
         code = kind | side << 2
         if kind == _CLAIM:
             bed = action.get("bed")
@@ -81,7 +81,7 @@ class Rules(Game):
             raise self._bad("SH-1", "beds must list the coins in each of the 9 beds", action)
         packed = 0
         total = 0
-        for b in range(8, -1, -1):
+        for b in _DOWN:
             n = beds[b]
             if type(n) is not int or n < 0 or n > _COINS:
                 raise self._bad("SH-3", "bed %d: coins must be an integer 0..5" % (b + 1), action)
@@ -90,12 +90,12 @@ class Rules(Game):
         if total > _COINS:
             # SH-3/SH-6: a turn is the player's five coins, so no more than five can score.
             raise self._bad("SH-3", "%d coins in beds, a turn has only 5" % total, action)
-        void = 0
         if "void" in action:
-            if action["void"] not in _VOIDS[1:]:
+            void = action["void"]
+            if void not in _VOIDS[1:]:
                 raise self._bad("SH-17", 'void must be "touched" or "removed"', action)
-            void = _VOIDS.index(action["void"])
-        return code | void << 3 | packed << 5
+            return code | _VOIDS.index(void) << 3 | packed << 5
+        return code | packed << 5
 
     def decode(self, code):
         kind = code & 3
