@@ -227,7 +227,27 @@ def _mp(mpy, args, heap=None):
     return json.loads(out.stdout)
 
 
+def _romsrc(mpy, dst):
+    """A ROMFS source tree: lib/scoreboard/**.mpy (as `chalk deploy` builds it)."""
+    import shutil
+
+    shutil.copytree(str(mpy / "scoreboard"), str(dst / "lib" / "scoreboard"))
+
+
+def _code_heap(mods, setup):
+    """gc.mem_alloc() growth on MicroPython importing `mods` after `setup`."""
+    from tests.mpy import run_mp
+
+    code = ("%s\nimport gc\ngc.collect()\na = gc.mem_alloc()\n" % setup
+            + "".join("import %s\n" % m for m in mods)
+            + "gc.collect()\nprint(gc.mem_alloc() - a)")
+    out = run_mp(code=code, heap="512k")
+    return int(out.stdout.split()[-1])
+
+
 def main():
+    import contextlib
+    import io
     import json
     import tempfile
     from pathlib import Path
@@ -310,6 +330,28 @@ def main():
               "free: the lowest gc.mem_free() on any tick, garbage included: ~0 means the GC ran "
               "as the heap filled. This bench's own bytecode (%.1f KB) is left out.)"
               % (own / 1024))
+        print()
+
+        print("heap of the firmware's code: .mpy files on the filesystem against a ROMFS image "
+              "(bytecode run in place)")
+        print("%-14s %14s %14s %14s" % ("board", ".mpy files KB", "ROMFS KB", "image KB"))
+        from mpremote.romfs import make_romfs
+
+        img = tmp / "romfs.img"
+        _romsrc(mpy, tmp / "romsrc")
+        with contextlib.redirect_stdout(io.StringIO()):  # make_romfs prints the tree
+            img.write_bytes(make_romfs(str(tmp / "romsrc"), mpy_cross=False))
+        for game in GAMES:
+            mods = ["scoreboard.app", "scoreboard.serve", "scoreboard.hal.sim",
+                    "scoreboard.referee." + game.replace("-", "_"),
+                    "scoreboard.rules." + game.replace("-", "_")]
+            fs = _code_heap(mods, "import sys; sys.path.insert(0, %r)" % str(mpy))
+            rom = _code_heap(mods, "import sys, vfs; vfs.mount(vfs.VfsRom(open(%r, 'rb')"
+                             ".read()), '/rom'); sys.path.insert(0, '/rom/lib')" % str(img))
+            print("%-14s %14.1f %14.1f %14.1f" % (game, fs / 1024, rom / 1024,
+                                                   img.stat().st_size / 1024))
+        print("(gc.mem_alloc() growth importing the app's modules; the ROMFS image itself is "
+              "read into RAM on this port and left out: an ESP32 maps it from flash)")
         print()
 
         print("recovery at boot, App.boot on a game in the journal (-X heapsize=%s, room for "

@@ -88,7 +88,7 @@ class Sim:
     """
 
     def __init__(self, board="five-pins", flash=None, trace=None, test_mode=False, heap=SIM_HEAP,
-                 install_firmware=True, log=None, baud=None):
+                 install_firmware=True, log=None, baud=None, romfs=None):
         self.cfg_path = board_config(board)
         self.flash = Path(flash) if flash else default_flash(self.cfg_path.stem)
         self.trace = Path(trace).resolve() if trace else None
@@ -104,6 +104,7 @@ class Sim:
         self.corrupt = None  # callable(bytes, direction) -> bytes, to damage the wire
         self.dropped = 0
         self.baud = baud  # if set, the wire carries at most baud/10 bytes a second, like a UART
+        self.romfs = romfs  # bytes of a ROMFS partition (chalk/simrom.py), None: none
         self._stop = threading.Event()
         self._threads = []
 
@@ -130,6 +131,8 @@ class Sim:
 
     def _command(self):
         cmd = [micropython(), "-X", "heapsize=" + self.heap, "-i"]
+        if self.romfs:
+            cmd += [str(Path(__file__).with_name("simrom.py")), str(self.romfs)]
         if (self.flash / "main.py").exists():
             cmd += ["main.py", "board.json", "."]
             trace = self.trace if self.boots == 0 else None

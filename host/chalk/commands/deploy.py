@@ -14,7 +14,8 @@ def run(args):
     cfg = board_config(args.board) if args.board else None
     arch = None if args.arch.lower() in ("none", "portable") else args.arch
     info = deploy.deploy(port, cfg, mode="source" if args.source else "mpy", arch=arch,
-                         out=lambda line: print(line, flush=True))
+                         out=lambda line: print(line, flush=True),
+                         romfs={"auto": None, "yes": True, "no": False}[args.romfs])
     print("the board answers: Chalk firmware %s, board %s, game %s%s" % (
         info.get("firmware"), info.get("board"), info.get("game"),
         ", test mode" if info.get("test_mode") else ""))
@@ -36,6 +37,10 @@ def register(sub):
     p.add_argument("--arch", default=build.ESP32_ARCH,
                    help="mpy-cross architecture: xtensawin for an ESP32 (default), none for "
                    "portable bytecode (the simulated board)")
+    p.add_argument("--romfs", choices=("auto", "yes", "no"), default="auto",
+                   help="put the bytecode in the board's ROMFS partition, run in place from "
+                   "flash like frozen code (auto: when the firmware has one, else .mpy files "
+                   "on the filesystem; yes: ROMFS or an error; no: the filesystem)")
     p.add_argument("--board", metavar="CONFIG",
                    help="board config to copy as /board.json: five-pins, shove-hapenny or a "
                    ".json path (default: keep the board's own)")
