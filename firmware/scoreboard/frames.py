@@ -446,10 +446,8 @@ class Block:
         return self.last - self.first + 1
 
     def text(self):
-        b64 = binascii.b2a_base64(self._data)
-        if type(b64) is not str:
-            b64 = b64.decode()
-        return "%s %d %s" % (self.game, self.first, b64.strip())
+        b64 = binascii.b2a_base64(bytes(self._data)).decode().strip()
+        return "%s %d %s" % (self.game, self.first, b64)
 
 
 def block_text(p):
