@@ -21,6 +21,21 @@ demo: setup
 	@echo
 	$(BIN)/chalk sim --virtual --sheet --board five-pins \
 		--trace host/chalk/samples/traces/five-pins.jsonl
+	@echo
+	$(BIN)/chalk sim --virtual --sheet --board seven-pins \
+		--trace host/chalk/samples/traces/seven-pins.jsonl
+	@echo
+	$(BIN)/chalk sim --virtual --sheet --board novuss \
+		--trace host/chalk/samples/traces/novuss.jsonl
+	@echo
+	$(BIN)/chalk sim --virtual --sheet --board scorepad --game texas-42 \
+		--trace host/chalk/samples/traces/texas-42.jsonl
+	@echo
+	$(BIN)/chalk sim --virtual --sheet --board scorepad --game domino-bingo \
+		--trace host/chalk/samples/traces/domino-bingo.jsonl
+	@echo
+	$(BIN)/chalk sim --virtual --sheet --board scorepad --game tally \
+		--config players=3 target=15 kind=caps --trace host/chalk/samples/traces/tally.jsonl
 
 lint: setup
 	$(BIN)/ruff check firmware host tests bench

@@ -42,6 +42,14 @@ def _busy(board, app, k):
     # (each change runs the edge callback), pegs going in and out.
     lines = board.lines
     ph = k % 400
+    matrix = getattr(board, "matrix", None)
+    if matrix is not None:
+        # A scorepad: a key typed with a bounce every 2 s, and a three-key chord that ghosts.
+        v = (1 << (k // 400) % 16) if 10 <= ph < 40 and ph != 12 else 0
+        if 100 <= ph < 140:
+            v |= 0b10011
+        matrix.down = v
+        return
     lines.set(0, 1 if 10 <= ph < 40 and ph != 12 else 0)
     lines.set(1, 1 if 100 <= ph < 350 else 0)
     n = app.nbtn
@@ -289,6 +297,10 @@ def main():
                                20000])
             print("%-14s %12.1f %12.1f %14d" % (game, r["idle"]["us"], r["busy"]["us"],
                                                 r["busy"]["events"]))
+        # The scorepad: the hal's row-by-row keypad scan and the key debouncer.
+        r = _mp(mpy, ["scan", boards / "scorepad.json", flash("scan-scorepad"), 20000])
+        print("%-14s %12.1f %12.1f %14d" % ("scorepad", r["idle"]["us"], r["busy"]["us"],
+                                            r["busy"]["events"]))
         print("(20,000 ticks each, 5 ms apart; the timer itself costs %.1f us a reading)"
               % r["timer_us"])
         print()

@@ -40,6 +40,7 @@ def sim_main(argv):
         sys.exit(2)
     virtual = "--virtual" in flags
     board = SimBoard(pos[0], pos[1], VirtualClock() if virtual else None)
+    forget("scoreboard.boardpockets")  # it holds boardconfig's functions: first
     forget("scoreboard.boardconfig")
     if virtual:
         return run_virtual(board, opts["--trace"], "--test-mode" in flags)
@@ -90,6 +91,7 @@ def esp32_main():
     from scoreboard.serve import serve
 
     board = make_board(boardconfig.load("/board.json"))
+    forget("scoreboard.boardpockets")  # it holds boardconfig's functions: first
     forget("scoreboard.boardconfig")
     serve(board)
 

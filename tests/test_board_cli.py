@@ -16,7 +16,7 @@ def chalk(*args):
 def test_bundled_boards_pass_with_advice():
     r = chalk("board", "check", *sorted(BOARDS.glob("*.json")))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.count(": ok: ") == 2
+    assert r.stdout.count(": ok: ") == len(list(BOARDS.glob("*.json")))
     assert "GPIO 34 (pin.1) has no internal pull resistor" in r.stdout
 
 

@@ -221,6 +221,28 @@ def test_bom_agrees_with_the_five_pins_config():
     assert quantity(rows, r"SSD1306") == 1
 
 
+def test_bom_agrees_with_the_seven_pins_config():
+    cfg = boardconfig.load(str(BOARDS / "seven-pins.json"))
+    rows = bom("seven-pins")
+    assert quantity(rows, r"tilt switch") >= len(cfg["pins"]) == 7
+    external = [e for sec in ("pins", "pockets") for e in cfg[sec].values()
+                if e["pull"] == "none"]
+    assert quantity(rows, r"resistor 10 kOhm") == len(external)
+    assert quantity(rows, r"break-beam") == 6  # every pocket, wired together in twos of three
+    assert quantity(rows, r"push button") == len(cfg["buttons"])
+    assert quantity(rows, r"ESP32-DevKitC") == 1 and quantity(rows, r"SSD1306") == 1
+
+
+def test_bom_agrees_with_the_novuss_config():
+    cfg = boardconfig.load(str(BOARDS / "novuss.json"))
+    rows = bom("novuss")
+    assert quantity(rows, r"break-beam") == len(cfg["pockets"]) == 4
+    assert quantity(rows, r"reflective IR") == len(boardconfig.analog_names(cfg)) == 4
+    assert all(e["colour"] in boardconfig.ADC1 for e in cfg["pockets"].values())
+    assert quantity(rows, r"push button") == len(cfg["buttons"])
+    assert quantity(rows, r"ESP32-DevKitC") == 1 and quantity(rows, r"SSD1306") == 1
+
+
 def test_build_guide_links_resolve():
     text = (HW / "README.md").read_text()
     links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
@@ -228,6 +250,6 @@ def test_build_guide_links_resolve():
     assert len(local) >= 6
     for link in local:
         assert (HW / link).resolve().exists(), link
-    for board in ("shove-hapenny", "five-pins"):
+    for board in ("shove-hapenny", "five-pins", "seven-pins", "novuss"):
         for name in ("pinmap.md", "wiring.svg", "bom.csv"):
             assert "%s/%s" % (board, name) in text

@@ -159,7 +159,7 @@ def test_exactly_one_reply_per_command_whatever_happens():
     ("new", {"game": "five-pins", "players": "Ann"}, "args", "players must be a list"),
     ("new", {"game": "five-pins", "players": ["x" * 41]}, "args", "players must be"),
     ("new", {"game": "five-pins", "players": [["A", "B", "C"]]}, "args", "players must be"),
-    ("new", {"game": "five-pins", "players": ["A"] * 9}, "args", "at most 8"),
+    ("new", {"game": "five-pins", "players": ["A"] * 10}, "args", "at most 9"),
     ("new", {"game": "five-pins", "players": [3]}, "args", "players must be"),
     ("new", {"game": "five-pins", "colour": "red"}, "args",
      "new takes no argument colour (known: game, config, players)"),

@@ -49,7 +49,8 @@ def replay_on_micropython(path):
     return json.loads(out.stdout)
 
 
-@pytest.mark.parametrize("game", ["shove-hapenny", "five-pins"])
+@pytest.mark.parametrize("game", ["shove-hapenny", "five-pins", "seven-pins", "novuss", "texas-42",
+                                  "domino-bingo", "tally"])
 def test_long_random_matches_replay_identically_on_micropython(game, tmp_path):
     seeds = range(4)
     for seed in seeds:

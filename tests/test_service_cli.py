@@ -82,3 +82,16 @@ def test_service_draws_the_pegs_present(tmp_path, capsys):
         sides = [["side", str(i)] + r for i, r in enumerate(sides_of(out))]
         assert sides[0][2:] == ["..."] + ["o.."] + ["..."] * 7
         assert sides[1][2:] == ["..."] * 8 + ["..o"]
+
+
+def test_service_shows_pocket_beams_and_colour_readings(tmp_path, capsys):
+    # A novuss board: each pocket's beam is a line with edges; each colour sensor an analog
+    # reading, to set pocket_sensing's thresholds at bring-up.
+    with Sim("novuss", flash=tmp_path / "flash", test_mode=True) as sim:
+        inject(sim.port, [{"t": 0, "line": "colour.2", "v": 2100},
+                          {"t": 0, "line": "pocket.2", "v": 1},
+                          {"t": 40, "line": "pocket.2", "v": 0}])
+        out = reading(capsys, sim.port, lambda o: row(o, "pocket.2")[2] == "2")
+        assert row(out, "pocket.2") == ["pocket.2", "0", "2"]
+        assert row(out, "colour.2") == ["colour.2", "2100"]
+        assert row(out, "colour.1") == ["colour.1", "0"]

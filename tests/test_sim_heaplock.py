@@ -33,23 +33,37 @@ def run(board, mpy, tmp_path):
     return {k: int(v) for k, v in got.items()}
 
 
-@pytest.mark.parametrize("board", ["five-pins", "shove-hapenny"])
+@pytest.mark.parametrize("board", ["five-pins", "shove-hapenny", "seven-pins", "novuss"])
 def test_app_scan_allocates_nothing(board, mpy, tmp_path):
     got = run(board, mpy, tmp_path)
     assert got["STEPS"] == STEPS
     # Buttons: presses, a long press, debounced levels; one line stuck then freed, one chattering.
     assert got["PRESS"] > 0 and got["LONG"] > 0 and got["LINE"] > 0
     assert got["STUCK"] >= 1 and got["CHATTER"] >= 1 and got["HEALTHY"] >= 2
-    if board == "five-pins":
+    passages = STEPS // 200 + STEPS // 800  # one each second, one long every 4 s
+    if board in ("seven-pins", "novuss"):
+        # Pocket beams: every passage counted once, the 3 ms flickers never.
+        assert got["POCKET"] == passages
+    else:
+        assert got["POCKET"] == 0
+    if board == "novuss":
+        # Colour: the reading of the passage tells black, red and the striker (bare wood); the
+        # 100 ms passages are the striker by their length.
+        assert got["POCKET_BLACK"] > 0 and got["POCKET_RED"] > 0 and got["POCKET_BALL"] == 0
+        assert got["POCKET_STRIKER"] > STEPS // 800
+    elif board == "seven-pins":
+        assert got["POCKET_BALL"] == passages  # no colour sensors: object balls
+    if board in ("five-pins", "seven-pins"):
         assert got["PIN_DOWN"] > 0 and got["SHOT"] > 0
         # Falls that happened while no scan ran: only the edge callback saw them (FP-19).
         assert got["EDGE_ONLY_PIN_DOWN"] > 0
         assert got["PEG"] == 0
-    else:
+    elif board == "shove-hapenny":
         assert got["PEG"] > 0
         assert got["PIN_DOWN"] == 0 and got["SHOT"] == 0
     assert got["DROPPED"] == 0
     assert got["GARBAGE"] == 0
-    events = sum(got[k] for k in ("PRESS", "LONG", "LINE", "PIN_DOWN", "SHOT", "PEG", "FAULT"))
+    events = sum(got[k] for k in ("PRESS", "LONG", "LINE", "PIN_DOWN", "SHOT", "PEG", "FAULT",
+                                  "POCKET"))
     report_micropython("App.scan ticks of the %s board under heap_lock (%d events)"
                        % (board, events), STEPS)

@@ -19,6 +19,7 @@ from .rules import ConfigError, RuleError, rules_for
 
 FIRMWARE_VERSION = "0.1.0"
 _PEG_FAULT_BASE = 64  # FAULT ids of peg holes: 64 + side * 27 + bit (switch lines are < 30)
+_KEY_FAULT_BASE = 128  # FAULT ids of keypad keys: 128 + key
 
 
 class App:
@@ -37,12 +38,34 @@ class App:
         self.btn_names = [n[4:] for n in names[: self.nbtn]]
         self.btn_mask = (1 << self.nbtn) - 1
         self.ring = sense.EventRing(64)
-        self.buttons = sense.Buttons(self.nbtn, T["debounce_ms"], T["long_press_ms"],
+        # A scorepad may have no button at all: its keypad does everything (the debouncers then
+        # watch one line that never moves).
+        self.buttons = sense.Buttons(max(1, self.nbtn), T["debounce_ms"], T["long_press_ms"],
                                      ring=self.ring)
-        self.health = sense.LineHealth(lines.count, T["stuck_ms"], T["chatter_edges"],
+        self.health = sense.LineHealth(max(1, lines.count), T["stuck_ms"], T["chatter_edges"],
                                        T["chatter_window_ms"], ring=self.ring)
-        npins = lines.count - self.nbtn
+        self.keys = None
+        if board.keypad is not None:
+            self.keys = sense.Keypad(len(cfg["keypad"]["keys"]), T["debounce_ms"],
+                                     T["stuck_ms"], ring=self.ring, fault_base=_KEY_FAULT_BASE)
+        npins = sum(1 for n in names if n.startswith("pin."))
+        self._pin_all = (1 << npins) - 1
         self.tilt = None
+        self.pockets = None
+        npk = sum(1 for n in names if n.startswith("pocket."))
+        if npk:
+            # Pocket beams follow the tilt pins in the line bitmap (sense/pockets.py).
+            ps = cfg["pocket_sensing"]
+            colour = 0
+            for i, n in enumerate(n for n in names if n.startswith("pocket.")):
+                if "colour" in cfg["pockets"][n[7:]]:
+                    colour |= 1 << i
+            from .sense.pockets import PocketCounter
+
+            self.pockets = PocketCounter(npk, ps["min_ms"], ps["striker_ms"],
+                                         ps["black_below"], ps["red_below"], colour,
+                                         ring=self.ring)
+            self._pk_shift = self.nbtn + npins
         if npins:
             self.tilt = sense.TiltLatch(npins, T["min_fall_ms"], T["settle_ms"], ring=self.ring)
             self._edge_cb = self._edge  # bound once: an interrupt must not allocate it
@@ -104,9 +127,26 @@ class App:
         self.dirty = True
         return res
 
+    def keypad_game(self, game):
+        """True if this board can switch to `game`: a scorepad plays every game that has a
+        keypad referee (texas-42, domino-bingo, tally), one at a time."""
+        if self.keys is None or type(game) is not str:
+            return False
+        try:
+            return getattr(referee_for(game), "KEYPAD", False)
+        except ConfigError:
+            return False
+
+    def _switch(self, game):
+        if game != self.game_id:
+            self.game_id = game
+            self.referee = referee_for(game)(self)
+
     def _resume_header(self, header):
         """Start the journal's game again from its header; False (and a problem shown) if this
         board cannot play it."""
+        if header.get("game") != self.game_id and self.keypad_game(header.get("game")):
+            self._switch(header["game"])
         if header.get("game") != self.game_id:
             self.problems.append("journal game %s is %s; this board plays %s: closed" % (
                 header.get("game_no"), header.get("game"), self.game_id))
@@ -146,10 +186,13 @@ class App:
         """End the game in progress (kept until the host has it) and start a new one; returns
         the new header's seq, or None if the journal refused to write (shown as an error)."""
         game = game or self.game_id
-        if game != self.game_id:
+        if game != self.game_id and not self.keypad_game(game):
             raise ConfigError("this board plays %s, not %s" % (self.game_id, game))
         if config is None:
-            config = self.game.config if self.game is not None else self.cfg["game_config"]
+            if game != self.game_id:
+                config = self.cfg["game_config"] if game == self.cfg["game"] else {}
+            else:
+                config = self.game.config if self.game is not None else self.cfg["game_config"]
         # Checked before anything is written; the header keeps it with the defaults filled in,
         # so a log says exactly what was played whatever the rules' defaults become.
         config = rules_for(game)(config).config
@@ -178,6 +221,7 @@ class App:
             return None
         header["game_no"] = no
         self._t_base = 0
+        self._switch(game)
         self._start(header)
         self.last = None
         self.error = None
@@ -252,7 +296,9 @@ class App:
         raw = self.board.lines.read()
         self.health.tick(t, raw)
         if self.tilt is not None:
-            self.tilt.tick(t, raw >> self.nbtn)
+            self.tilt.tick(t, (raw >> self.nbtn) & self._pin_all)
+        if self.pockets is not None:
+            self.pockets.tick(t, raw >> self._pk_shift, self.board.analog)
         if self.grid is not None and (self._peg_last is None or self.clock.ticks_diff(
                 t, self._peg_last) >= self._peg_every):
             self._peg_last = t
@@ -261,6 +307,8 @@ class App:
             self.peg_health[0].tick(t, buf[0])
             self.peg_health[1].tick(t, buf[1])
             self.grid.tick(t, buf[0], buf[1])
+        if self.keys is not None:
+            self.keys.tick(t, self.board.keypad.scan())
         # Buttons last: a press acts on what the sensors said in the same scan, so a shot
         # window settling (SHOT) or a peg settling (PEG) reaches the referee before the
         # "confirm"/"done" released in that scan, not after it (else the settled pins went to
@@ -311,6 +359,8 @@ class App:
         self.referee.on_event(kind, ident, value, t)
 
     def line_name(self, ident):
+        if ident >= _KEY_FAULT_BASE:
+            return "key." + self.cfg["keypad"]["keys"][ident - _KEY_FAULT_BASE]
         if ident >= _PEG_FAULT_BASE:
             side, bit = divmod(ident - _PEG_FAULT_BASE, 27)
             return "peg.%d.%d.%d" % (side, bit // 3 + 1, bit % 3 + 1)
@@ -351,16 +401,33 @@ class App:
         if self.grid is not None:
             rows.append("pegs %d+%d" % (_bits(self.grid.side_bits(0)),
                                         _bits(self.grid.side_bits(1))))
+        an = self.board.analog
+        if an is not None and self.cfg.get("pocket_sensing"):
+            # Colour sensors: each pocket's reading now, to set the thresholds at bring-up.
+            rows.append("col " + " ".join(str(an.read(i)) for i in range(an.count)))
+        if self.keys is not None:
+            # The keys held now (several: a chord, or a phantom key of the matrix) and the presses
+            # taken so far.
+            raw = self.board.keypad.scan()
+            legends = self.cfg["keypad"]["keys"]
+            rows.append("keys " + "".join(legends[i] for i in range(len(legends))
+                                          if raw >> i & 1))
+            rows.append("taken %d" % self.keys.presses)
         return rows
 
     # -- what the host asks ------------------------------------------------------------------
     def hello(self):
         st = self.journal.stats()
-        return {"firmware": FIRMWARE_VERSION, "game": self.game_id, "board": self.cfg["board"],
-                "config": self.game.config if self.game is not None else None,
-                "device": self.board.device_id,
-                "test_mode": self.test_mode, "last_seq": st["last_seq"],
-                "game_no": st["game_no"]}
+        out = {"firmware": FIRMWARE_VERSION, "game": self.game_id, "board": self.cfg["board"],
+               "config": self.game.config if self.game is not None else None,
+               "device": self.board.device_id,
+               "test_mode": self.test_mode, "last_seq": st["last_seq"],
+               "game_no": st["game_no"]}
+        if self.keys is not None:
+            from .referee.keyentry import GAMES
+
+            out["games"] = list(GAMES)  # a scorepad plays any of these (new with "game")
+        return out
 
     def lines_now(self):
         raw = self.board.lines.read()
@@ -369,6 +436,15 @@ class App:
             out[name] = {"v": (raw >> i) & 1, "edges": self.health.edge_count(i)}
         if self.grid is not None:
             out["pegs"] = [self.grid.side_bits(0), self.grid.side_bits(1)]
+        an = self.board.analog
+        if an is not None:
+            pockets = [n[7:] for n in self.board.lines.names if n[:7] == "pocket."]
+            for i, pid in enumerate(pockets):
+                if "colour" in self.cfg["pockets"][pid]:
+                    out["colour." + pid] = {"v": an.read(i)}
+        if self.keys is not None:
+            for i, ch in enumerate(self.cfg["keypad"]["keys"]):
+                out["key." + ch] = {"v": (self.keys.state >> i) & 1}
         return out
 
     def set_clock(self, epoch_ms):
@@ -406,6 +482,12 @@ def _describe(rec):
     if a == "turn":
         return "%s %s%s" % ("AB"[rec["side"]], "".join(str(n) for n in rec["beds"]),
                             " void" if rec.get("void") else "")
+    if a == "shot" and "side" in rec:  # novuss
+        return "%s %d+%d%s" % ("AB"[rec["side"]], rec.get("own", 0), rec.get("opp", 0),
+                               " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
+    if a == "shot" and type(rec.get("pins")) is list:  # seven-pins
+        return "P%d %s%s" % (rec["player"] + 1, " ".join(rec["pins"]) or "-",
+                             " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
     if a == "shot":
         return "P%d %s%s%s" % (rec["player"] + 1, rec.get("pins") or "-",
                                " c%d" % rec["carom"] if rec.get("carom") else "",

@@ -58,7 +58,35 @@ GAMES = {
         "required": ("confirm",),
         "pins": ("1", "2", "3", "4", "C"),
     },
+    # The scorepad: a 4x4 keypad and the OLED at the table's edge (docs/scorepad.md).
+    "texas-42": {"sensor": "keypad", "buttons": ("menu",), "required": (), "pins": ()},
+    "domino-bingo": {"sensor": "keypad", "buttons": ("menu",), "required": (), "pins": ()},
+    "tally": {"sensor": "keypad", "buttons": ("menu",), "required": (), "pins": ()},
 }
+# Seven pins (SP-2): a tilt switch in each pin, buttons for what the switches cannot tell.
+GAMES["seven-pins"] = {
+    "sensor": "pins",
+    "buttons": ("confirm", "carom", "called", "pocket", "foul", "undo", "break", "menu"),
+    "required": ("confirm",),
+    "pins": ("K", "S1", "S2", "S3", "S4", "M1", "M3"),
+    "pockets": ("1", "2", "3", "4", "5", "6"),  # optional beams: object balls pocketed (SP-10)
+}
+# Novuss: the pucks pocketed are counted on buttons (own, opp) or by pocket sensors.
+GAMES["novuss"] = {
+    "sensor": "none",
+    "buttons": ("confirm", "own", "opp", "foul", "undo", "start", "menu"),
+    "required": ("confirm",),
+    "pins": (),
+    "pockets": ("1", "2", "3", "4"),  # optional beam + colour sensor in each corner pocket
+    "colour": ("1", "2", "3", "4"),  # pockets that may carry a colour sensor
+}
+ADC1 = (32, 33, 34, 35, 36, 37, 38, 39)  # ADC2 cannot be read while Wi-Fi is on
+
+# A 4x4 matrix keypad: rows driven low one at a time, columns read with pull-ups. Key i (row-major)
+# is the line "key.<legend>" with its legend from "keys" (the common layout by default).
+KEYPAD_ROWS = 4
+KEYPAD_COLS = 4
+KEY_LEGENDS = "123A456B789C*0#D"
 
 SIDES = 2
 BEDS = 9
@@ -80,8 +108,9 @@ TIMINGS = (
     ("peg_scan_ms", 25, 1, 10000),
 )
 
-_TOP = ("board", "description", "game", "game_config", "buttons", "pins", "pegs", "display",
-        "timings", "link")
+_TOP = ("board", "description", "game", "game_config", "buttons", "pins", "pegs", "keypad",
+        "display", "timings", "link", "pockets", "pocket_sensing")
+_KEYPAD = ("rows", "cols", "keys", "pull", "strapping_ok")
 _SWITCH = ("pin", "pull", "active", "strapping_ok", "note")
 _PEGS = ("driver", "load", "clock", "data", "chips", "order", "map", "active", "strapping_ok",
          "latch", "sck", "miso", "mosi", "spi", "baud")
@@ -230,6 +259,7 @@ def _switch(entry, path, kind):
         raise BoardConfigError(
             "%s: missing required key \"active\": say whether the line reads 1 (\"active\": 1) or "
             "0 (\"active\": 0) when the %s" % (path, "button is pressed" if kind == "button"
+                                                else "beam is broken" if kind == "pocket"
                                                 else "pin is tilted"), path + ".active")
     ok = _bool(entry.get("strapping_ok", False), path + ".strapping_ok")
     note = _str(entry.get("note", ""), path + ".note")
@@ -338,6 +368,44 @@ def _peg_map(value, chips):
     return list(value)
 
 
+def _keypad(value):
+    kp = _obj(value, "keypad")
+    _check_keys(kp, _KEYPAD, "keypad")
+    ok = _bool(kp.get("strapping_ok", False), "keypad.strapping_ok")
+    pull = _str(kp.get("pull", "up"), "keypad.pull", ("up", "none"))
+    out = {"pull": pull, "strapping_ok": ok}
+    for key, n, direction in (("rows", KEYPAD_ROWS, "out"), ("cols", KEYPAD_COLS, "in")):
+        gpios = _require(kp, key, "keypad", " (a list of %d GPIOs)" % n)
+        if type(gpios) is not list or len(gpios) != n:
+            raise BoardConfigError("keypad.%s must be a list of %d GPIOs, %s first, not %s"
+                                   % (key, n, "the top row" if key == "rows"
+                                      else "the left column", _q(gpios)), "keypad." + key)
+        for i, gpio in enumerate(gpios):
+            # Rows are driven (open drain, so two keys down never short two outputs); columns
+            # read, with the internal pull-ups unless "pull": "none" (external resistors).
+            _check_gpio("keypad.%s[%d]" % (key, i), gpio, direction,
+                        pull if direction == "in" else "none", ok)
+        out[key] = list(gpios)
+    keys = kp.get("keys", KEY_LEGENDS)
+    if type(keys) is not str or len(keys) != KEYPAD_ROWS * KEYPAD_COLS:
+        raise BoardConfigError("keypad.keys must be a string of the %d key legends, row by row "
+                               "(e.g. %s), not %s" % (KEYPAD_ROWS * KEYPAD_COLS,
+                                                      _q(KEY_LEGENDS), _q(keys)), "keypad.keys")
+    for i, ch in enumerate(keys):
+        if ch in " .\"" or keys.find(ch) != i:
+            raise BoardConfigError("keypad.keys: legend %s %s; each key needs its own "
+                                   "printable legend" % (_q(ch), "appears twice" if ch not in
+                                                         " .\"" else "is not allowed"),
+                                   "keypad.keys")
+    for ch in KEY_LEGENDS:
+        if ch not in keys:
+            raise BoardConfigError("keypad.keys must hold the legends %s (in any order: the "
+                                   "referees use them), not %s" % (_q(KEY_LEGENDS), _q(keys)),
+                                   "keypad.keys")
+    out["keys"] = keys
+    return out
+
+
 def _display(value):
     disp = _obj(value, "display")
     driver = _str(_require(disp, "driver", "display"), "display.driver", ("ssd1306", "none"))
@@ -407,18 +475,34 @@ def _validate(raw):
                                % (_q(game), ", ".join(sorted(GAMES))), "game")
     out["game"] = game
     out["game_config"] = _game_config(game, cfg.get("game_config", {}))
-    out["buttons"] = _buttons(_require(cfg, "buttons", ""), game)
     sensor = GAMES[game]["sensor"]
-    for key in ("pins", "pegs"):
+    # A scorepad's keypad does everything; its buttons are optional.
+    out["buttons"] = _buttons(cfg.get("buttons", {}) if sensor == "keypad"
+                              else _require(cfg, "buttons", ""), game)
+    for key in ("pins", "pegs", "keypad"):
         if key in cfg and key != sensor:
             raise BoardConfigError("%s: a %s board has no %s (they belong to %s); remove it"
-                                   % (key, game, "tilt pins" if key == "pins" else "peg holes",
+                                   % (key, game, {"pins": "tilt pins", "pegs": "peg holes",
+                                                  "keypad": "keypad"}[key],
                                       ", ".join(g for g in sorted(GAMES)
                                                 if GAMES[g]["sensor"] == key)), key)
     if sensor == "pins":
         out["pins"] = _pins(_require(cfg, "pins", ""), game)
-    else:
+    elif sensor == "keypad":
+        out["keypad"] = _keypad(_require(cfg, "keypad", ""))
+    elif sensor == "pegs":
         out["pegs"] = _pegs(_require(cfg, "pegs", ""))
+    if "pockets" in cfg:
+        if not GAMES[game].get("pockets"):
+            raise BoardConfigError("pockets: a %s board has no pocket sensors; remove it" % game,
+                                   "pockets")
+        # Loaded only for a board with pocket sensors: the other boards keep the RAM.
+        from . import boardpockets
+        out["pockets"] = boardpockets.pockets(cfg["pockets"], game)
+        out["pocket_sensing"] = boardpockets.sensing(cfg.get("pocket_sensing", {}))
+    elif "pocket_sensing" in cfg:
+        raise BoardConfigError("pocket_sensing: no pockets to tune; add \"pockets\" or remove "
+                               "it", "pocket_sensing")
     out["display"] = _display(cfg.get("display", {"driver": "none"}))
     out["timings"] = _timings(cfg.get("timings", {}))
     out["link"] = _link(cfg.get("link", {}))
@@ -495,15 +579,34 @@ def switch_names(cfg):
     names = ["btn." + b for b in GAMES[cfg["game"]]["buttons"] if b in cfg["buttons"]]
     if "pins" in cfg:
         names += ["pin." + p for p in GAMES[cfg["game"]]["pins"] if p in cfg["pins"]]
+    if "pockets" in cfg:
+        names += ["pocket." + p for p in GAMES[cfg["game"]]["pockets"] if p in cfg["pockets"]]
     return names
+
+
+def analog_names(cfg):
+    """The analog lines, in pocket order: "colour.<pocket>" for each pocket with a colour
+    sensor (sensor-trace values 0..4095)."""
+    if "pockets" not in cfg:
+        return []
+    return ["colour." + p for p in GAMES[cfg["game"]]["pockets"]
+            if p in cfg["pockets"] and "colour" in cfg["pockets"][p]]
 
 
 def line_names(cfg):
-    """Every logical line of the board: buttons, tilt pins, then pegs (sensor-trace names)."""
+    """Every logical line of the board: buttons, tilt pins, pockets, then pegs, keys or colour
+    sensors (sensor-trace names)."""
     names = switch_names(cfg)
     if "pegs" in cfg:
         names += peg_names()
-    return names
+    if "keypad" in cfg:
+        names += key_names(cfg)
+    return names + analog_names(cfg)
+
+
+def key_names(cfg):
+    """The keypad's lines, "key.<legend>", key i = row i // 4, column i % 4."""
+    return ["key." + ch for ch in cfg["keypad"]["keys"]]
 
 
 def tilt_mask(cfg):
@@ -520,10 +623,13 @@ def active_low_mask(cfg):
     mask = 0
     for i, name in enumerate(switch_names(cfg)):
         kind, _, key = name.partition(".")
-        entry = cfg["buttons"][key] if kind == "btn" else cfg["pins"][key]
+        entry = cfg[SECTIONS[kind]][key]
         if entry["active"] == 0:
             mask |= 1 << i
     return mask
+
+
+SECTIONS = {"btn": "buttons", "pin": "pins", "pocket": "pockets"}  # line kind -> config key
 
 
 def chain_map(cfg):
@@ -560,6 +666,9 @@ def _uses(cfg):
         if kind == "btn":
             e, path = cfg["buttons"][key], "buttons.%s.pin" % key
             what = "button %s" % key
+        elif kind == "pocket":
+            e, path = cfg["pockets"][key], "pockets.%s.pin" % key
+            what = "beam across pocket %s" % key
         else:
             e, path = cfg["pins"][key], "pins.%s.pin" % key
             what = "tilt switch in pin %s" % key
@@ -569,6 +678,10 @@ def _uses(cfg):
         if e["note"]:
             note += "; " + e["note"]
         rows.append((e["pin"], name, "in", e["pull"], note, path))
+        if kind == "pocket" and "colour" in e:
+            rows.append((e["colour"], "colour." + key, "adc", "none",
+                         "reflective IR colour sensor at pocket %s, analog (ADC1)" % key,
+                         "pockets.%s.colour" % key))
     if "pegs" in cfg:
         p = cfg["pegs"]
         spi = p["driver"] == "spi"
@@ -588,6 +701,22 @@ def _uses(cfg):
             rows.append((p["mosi"], "pegs.mosi", "out", "none",
                          "SPI %d MOSI: driven by the bus, not connected (the 74HC165 takes no "
                          "data)" % p["spi"], "pegs.mosi"))
+    if "keypad" in cfg:
+        k = cfg["keypad"]
+        n = KEYPAD_COLS
+        for r, gpio in enumerate(k["rows"]):
+            rows.append((gpio, "keypad.row%d" % (r + 1), "out", "none",
+                         "keypad row %d (keys %s): open drain, low while idle, then in turn"
+                         % (r + 1, " ".join(k["keys"][r * n:r * n + n])),
+                         "keypad.rows[%d]" % r))
+        for c, gpio in enumerate(k["cols"]):
+            rows.append((gpio, "keypad.col%d" % (c + 1), "in", k["pull"],
+                         "keypad column %d (keys %s): reads low when a key of the driven row "
+                         "is down%s" % (c + 1, " ".join(k["keys"][r * n + c]
+                                                          for r in range(len(k["rows"]))),
+                                        "" if k["pull"] == "up" else
+                                        ", external 10 kOhm pull-up to 3.3 V"),
+                         "keypad.cols[%d]" % c))
     d = cfg["display"]
     if d["driver"] == "ssd1306":
         rows.append((d["sda"], "display.sda", "i2c", "none",

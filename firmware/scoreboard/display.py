@@ -56,6 +56,90 @@ def five_pins_rows(state, view, players):
     return rows
 
 
+def seven_pins_rows(state, view, players):
+    names = (_name(players, 0, "P1"), _name(players, 1, "P2"))
+    rows = ["7 pins from %d" % view["start"] if view else "7 pins"]
+    for p in (0, 1):
+        mark = ">" if state["next"] == p else " "
+        rows.append("%s%-6s %4d" % (mark, names[p], state["totals"][p]))
+    if state["winner"] is not None:
+        rows.append("WINNER " + names[state["winner"]])
+    elif state["next"] is None:
+        rows.append("press break")
+    last = view.get("last") if view else None
+    if last:
+        rows.append("last %+d %s" % (last["change"], names[last["player"]]))
+    return rows
+
+
+def novuss_rows(state, view, players):
+    names = (_name(players, 0, "A"), _name(players, 1, "B"))
+    rows = ["novuss  left owe"]
+    for s in (0, 1):
+        mark = ">" if state["next"] == s else " "
+        rows.append("%s%-6s %3d %3d" % (mark, names[s], state["left"][s], state["debt"][s]))
+    if state["winner"] is not None:
+        rows.append("WINNER " + names[state["winner"]])
+    elif state["next"] is None:
+        rows.append("press start")
+    return rows
+
+
+def _sides42(players):
+    # T42-1: side 0 = players 1 and 3, side 1 = players 2 and 4.
+    if len(players) == 4:
+        return ["%s&%s" % (str(players[0])[:3], str(players[2])[:3]),
+                "%s&%s" % (str(players[1])[:3], str(players[3])[:3])]
+    return [_name(players, 0, "S1"), _name(players, 1, "S2")]
+
+
+def texas_42_rows(state, view, players):
+    names = _sides42(players)
+    rows = ["to %d  hand %d" % (view["target"] if view else 250, state["hands"] + 1)]
+    for s in (0, 1):
+        rows.append("%-8s %5d" % (names[s][:8], state["scores"][s]))
+    if state["winner"] is not None:
+        rows.append("WINNER " + names[state["winner"]])
+    elif view and view.get("last"):
+        rows.append("last +%d/+%d" % tuple(view["last"]))
+    return rows
+
+
+def domino_bingo_rows(state, view, players):
+    names = (_name(players, 0, "P1"), _name(players, 1, "P2"))
+    rows = ["to %d  hand %d" % (view["to_win"] if view else 7, state["hands"] + 1)]
+    for p in (0, 1):
+        rows.append("%-8s %5d" % (names[p], state["big"][p]))
+    if state["winner"] is not None:
+        rows.append("WINNER " + names[state["winner"]])
+    elif view and view.get("last"):
+        rows.append("last +%d/+%d" % tuple(view["last"]))
+    return rows
+
+
+def tally_rows(state, view, players):
+    counts = state["counts"]
+    head = view["kind"] if view else "tally"
+    if view and view.get("target"):
+        head += " to %d" % view["target"]
+    rows = [head]
+    names = [_name(players, i, "P%d" % (i + 1)) for i in range(len(counts))]
+    if len(counts) <= 4:
+        for i, c in enumerate(counts):
+            rows.append("%-8s %5d" % (names[i], c))
+    else:
+        for i in range(0, len(counts), 2):
+            cells = ["%-4s%3d" % (names[j][:4], counts[j]) for j in range(i, min(i + 2,
+                                                                               len(counts)))]
+            rows.append(" ".join(cells))
+    w = state["winner"]
+    if w == "draw":
+        rows.append("DRAW")
+    elif w is not None:
+        rows.append("WINNER " + names[w])
+    return rows
+
+
 def generic_rows(state, view, players):
     rows = []
     for k in state:
@@ -63,7 +147,10 @@ def generic_rows(state, view, players):
     return rows
 
 
-RENDER = {"shove-hapenny": shove_rows, "five-pins": five_pins_rows}
+RENDER = {"shove-hapenny": shove_rows, "five-pins": five_pins_rows, "texas-42": texas_42_rows,
+          "domino-bingo": domino_bingo_rows, "tally": tally_rows}
+RENDER["seven-pins"] = seven_pins_rows
+RENDER["novuss"] = novuss_rows
 
 
 def screen(game_id, state, view=None, players=(), status=None, warnings=()):
@@ -72,7 +159,13 @@ def screen(game_id, state, view=None, players=(), status=None, warnings=()):
     rows = RENDER.get(game_id, generic_rows)(state, view, list(players))
     foot = ["!" + w for w in warnings]
     if status:
-        foot.insert(0, status)
+        # A status longer than a row (a scorepad's entry) takes two.
+        if len(status) > COLS:
+            cut = status.rfind(" ", 0, COLS + 1)
+            cut = cut if cut > 0 else COLS
+            foot[0:0] = [status[:cut], status[cut:].strip()]
+        else:
+            foot.insert(0, status)
     rows = rows[: ROWS - len(foot)] + foot
     return [r[:COLS] for r in rows[:ROWS]]
 

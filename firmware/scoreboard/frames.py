@@ -398,8 +398,8 @@ UNDO = -1  # the code of {"a": "undo"}: "u" in an `a` frame, 0 in a block (codes
 
 
 def pack_action(game, rec):
-    """The code of a journal action record if `game` (the rules it belongs to) gives it back
-    exactly (every key, with seq and t beside), UNDO for an undo, else None: such a record
+    """The code of a journal action record if the rules of `game` give it back exactly (every
+    key, with seq and t beside) from the code alone, UNDO for an undo, else None: such a record
     travels as JSON."""
     if type(rec.get("t")) is not int or rec["t"] < 0 or type(rec.get("seq")) is not int:
         return None
@@ -409,11 +409,18 @@ def pack_action(game, rec):
             action[k] = rec[k]
     if action == {"a": "undo"}:
         return UNDO
+    probes = getattr(game, "_frames_probes", None)
+    if probes is None:
+        # Two fresh instances of the game's rules: one encodes, the other decodes, so a code
+        # that means something only to the game that made it (an index into a table it keeps)
+        # is never sent as if it stood alone; the game's own state is left untouched.
+        probes = (type(game)(game.config), type(game)(game.config))
+        game._frames_probes = probes
     try:
-        code = game.encode(action)
+        code = probes[0].encode(action)
+        if type(code) is not int or code < 0 or probes[1].decode(code) != action:
+            return None
     except Exception:
-        return None
-    if type(code) is not int or code < 0 or game.decode(code) != action:
         return None
     return code
 

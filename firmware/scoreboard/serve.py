@@ -99,7 +99,7 @@ def _kind(k):
 
     if type(k) is int:
         return k
-    for i in range(1, 8):
+    for i in range(1, 10):  # every kind sense.kind_name knows (KEY 8, POCKET 9)
         if sense.kind_name(i) == k:
             return i
     raise Refused("unknown input event kind %r" % (k,))

@@ -61,6 +61,18 @@ SHOVE_COLUMNS = (["seq", "time", "t_ms", "action", "side", "name"]
                  + ["coins_%d" % b for b in range(1, 10)]
                  + ["void", "out_of_turn", "bed", "points_a", "points_b", "total_a", "total_b",
                     "next", "misses_turn"])
+SEVEN_PINS_COLUMNS = ["seq", "time", "t_ms", "action", "player", "name", "pins", "pocketed",
+                      "carom", "called", "fouls", "change_1", "change_2", "total_1", "total_2",
+                      "next"]
+NOVUSS_COLUMNS = ["seq", "time", "t_ms", "action", "side", "name", "own", "opp", "fouls",
+                  "left_a", "left_b", "debt_a", "debt_b", "next"]
+TEXAS_42_COLUMNS = ["seq", "time", "t_ms", "action", "bidder", "bidders", "bid", "took", "made",
+                    "points_a", "points_b", "score_a", "score_b", "hands", "winner"]
+DOMINO_BINGO_COLUMNS = ["seq", "time", "t_ms", "action", "trump", "points_1", "points_2",
+                        "declared_1", "declared_2", "big_in_hand_1", "big_in_hand_2", "big_1",
+                        "big_2", "hands", "winner"]
+TALLY_COLUMNS = (["seq", "time", "t_ms", "action", "player", "name", "n"]
+                 + ["count_%d" % p for p in range(1, 10)] + ["winner"])
 GENERIC_COLUMNS = ["seq", "time", "t_ms", "action", "record", "state"]
 
 
@@ -107,6 +119,74 @@ def _shove_rows(head, steps):
                   " ".join(skip)])
 
 
+def _seven_pins_rows(head, steps):
+    who = sheet.names(head, ["P1", "P2"])
+    for _n, rec, before, after in steps:
+        a = rec.get("a")
+        p = rec.get("player")
+        shot = a == "shot"
+        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
+               "" if p is None else p + 1, "" if p is None else who[p],
+               " ".join(rec.get("pins") or ()) if shot else "",
+               rec.get("pocketed", 0) if shot else "", rec.get("carom", 0) if shot else "",
+               rec.get("called", 0) if shot else "",
+               " ".join(rec.get("fouls") or ()) if shot else "",
+               after["totals"][0] - before["totals"][0], after["totals"][1] - before["totals"][1],
+               after["totals"][0], after["totals"][1],
+               "" if after["next"] is None else who[after["next"]]]
+
+
+def _novuss_rows(head, steps):
+    who = sheet.names(head, ["A", "B"])
+    for _n, rec, _before, after in steps:
+        a = rec.get("a")
+        s = rec.get("side")
+        shot = a == "shot"
+        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
+               "" if s is None else "AB"[s], "" if s is None else who[s],
+               rec.get("own", 0) if shot else "", rec.get("opp", 0) if shot else "",
+               " ".join(rec.get("fouls") or ()) if shot else "",
+               after["left"][0], after["left"][1], after["debt"][0], after["debt"][1],
+               "" if after["next"] is None else who[after["next"]]]
+
+
+def _winner(who, w):
+    return "" if w is None else ("draw" if w == "draw" else who[w])
+
+
+def _texas_42_rows(head, steps):
+    who = sheet.t42_sides(head)
+    for _n, rec, before, after in steps:
+        hand = rec.get("a") == "hand"
+        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a")]
+               + ([rec["bidder"], who[rec["bidder"]], rec["bid"], rec["took"],
+                   int(sheet.t42_made(rec))] if hand else [""] * 5)
+               + [after["scores"][i] - before["scores"][i] for i in (0, 1)]
+               + [after["scores"][0], after["scores"][1], after["hands"],
+                  _winner(who, after["winner"])])
+
+
+def _domino_bingo_rows(head, steps):
+    who = sheet.names(head, ["P1", "P2"])
+    for _n, rec, _before, after in steps:
+        hand = rec.get("a") == "hand"
+        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a")]
+               + ([sheet.TRUMPS[rec["trump"]]] + list(rec["points"]) + list(rec["declared"])
+                  + list(rec["big"]) if hand else [""] * 7)
+               + [after["big"][0], after["big"][1], after["hands"],
+                  _winner(who, after["winner"])])
+
+
+def _tally_rows(head, steps):
+    who = sheet.tally_names(head)
+    for _n, rec, _before, after in steps:
+        add = rec.get("a") == "add"
+        counts = list(after["counts"])
+        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a")]
+               + ([rec["player"] + 1, who[rec["player"]], rec["n"]] if add else [""] * 3)
+               + counts + [""] * (9 - len(counts)) + [_winner(who, after["winner"])])
+
+
 def _generic_rows(head, steps):
     for _n, rec, _before, after in steps:
         yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a"),
@@ -116,6 +196,11 @@ def _generic_rows(head, steps):
 CSV = {
     "five-pins": (FIVE_PINS_COLUMNS, _five_pins_rows),
     "shove-hapenny": (SHOVE_COLUMNS, _shove_rows),
+    "seven-pins": (SEVEN_PINS_COLUMNS, _seven_pins_rows),
+    "novuss": (NOVUSS_COLUMNS, _novuss_rows),
+    "texas-42": (TEXAS_42_COLUMNS, _texas_42_rows),
+    "domino-bingo": (DOMINO_BINGO_COLUMNS, _domino_bingo_rows),
+    "tally": (TALLY_COLUMNS, _tally_rows),
 }
 
 

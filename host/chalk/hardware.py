@@ -103,9 +103,18 @@ def summary(cfg):
              "%d button%s" % (len(cfg["buttons"]), "" if len(cfg["buttons"]) == 1 else "s")]
     if "pins" in cfg:
         parts.append("%d tilt switches" % len(cfg["pins"]))
+    if "pockets" in cfg:
+        parts.append("%d pocket beam%s" % (len(cfg["pockets"]),
+                                           "" if len(cfg["pockets"]) == 1 else "s"))
+        if boardconfig.analog_names(cfg):
+            parts.append("%d colour sensors" % len(boardconfig.analog_names(cfg)))
     if "pegs" in cfg:
         parts.append("%d peg holes on %d 74HC165s" % (boardconfig.SIDES * boardconfig.PEG_BITS,
                                                        cfg["pegs"]["chips"]))
+    if "keypad" in cfg:
+        parts.append("%d-key keypad (%dx%d matrix)" % (len(cfg["keypad"]["keys"]),
+                                                       len(cfg["keypad"]["rows"]),
+                                                       len(cfg["keypad"]["cols"])))
     parts.append("display %s" % cfg["display"]["driver"])
     parts.append("GPIOs %s" % ", ".join(str(r[0]) for r in boardconfig.pin_map(cfg)))
     return "; ".join(parts)
@@ -143,6 +152,8 @@ def _switch_entry(cfg, line):
         return cfg["buttons"][key]
     if kind == "pin":
         return cfg["pins"][key]
+    if kind == "pocket":
+        return cfg["pockets"][key]
     return None
 
 
@@ -170,6 +181,14 @@ def _switch_wiring(line, entry):
     else:
         resistor = "internal pull-%s" % pull
     closed = 0 if rail == "GND" else 1
+    if line.startswith("pocket."):
+        # An IR break-beam receiver (e.g. Adafruit 2168, 3 mm/5 mm pair) has an open-collector
+        # output: it pulls its line to GND while it sees the emitter and lets go when the beam is
+        # broken, so with the pull-up the line reads 1 while something passes.
+        return {"rail": "GND", "resistor": resistor,
+                "what": "IR break-beam receiver, open-collector output (VCC to 3V3)",
+                "reads": "reads %d when the beam is broken" % active,
+                "external": pull == "none"}
     if button:
         what = "push button" if closed == active else "normally-closed push button"
         state = "pressed"
@@ -195,15 +214,23 @@ def _rows(cfg):
     groups = []
     buttons = [by_line[n] for n in boardconfig.switch_names(cfg) if n.startswith("btn.")]
     pins = [by_line[n] for n in boardconfig.switch_names(cfg) if n.startswith("pin.")]
+    pockets = [by_line[n] for n in boardconfig.switch_names(cfg) if n.startswith("pocket.")]
+    pockets += [by_line[n] for n in boardconfig.analog_names(cfg)]
     if buttons:
         groups.append(("buttons", buttons))
     if pins:
         groups.append(("pins", pins))
+    if pockets:
+        groups.append(("pockets", pockets))
     if "pegs" in cfg:
         rows = [by_line["pegs." + k] for k in ("load", "clock", "data")]
         if "pegs.mosi" in by_line:  # the SPI driver's MOSI: driven by the bus, not connected
             rows.append(by_line["pegs.mosi"])
         groups.append(("pegs", rows))
+    if "keypad" in cfg:
+        k = cfg["keypad"]
+        groups.append(("keypad", [by_line["keypad.row%d" % (i + 1)] for i in range(len(k["rows"]))]
+                       + [by_line["keypad.col%d" % (i + 1)] for i in range(len(k["cols"]))]))
     if cfg["display"]["driver"] == "ssd1306":
         groups.append(("display", [by_line["display.sda"], by_line["display.scl"]]))
     return groups
@@ -274,6 +301,24 @@ def pinmap_markdown(cfg, source):
             add("| `%s` | %d | %s | %s | %s | %s |" % (name, e["pin"], w["what"], w["rail"],
                                                        w["resistor"], w["reads"]))
         add("")
+    colours = boardconfig.analog_names(cfg)
+    if colours:
+        ps = cfg["pocket_sensing"]
+        add("## Colour sensors")
+        add("")
+        add("A reflective IR sensor (TCRT5000 module, analog output AO) beside each pocket's beam, "
+            "looking across the throat at the puck as it drops. Reading 0-4095: below %d black, "
+            "below %d red, above that the striker (bare light wood); a passage of %d ms or more "
+            "is the striker whatever the colour (`pocket_sensing` in the board config)."
+            % (ps["black_below"], ps["red_below"], ps["striker_ms"]))
+        add("")
+        add("| line | GPIO (ADC1) | sensor pins |")
+        add("|---|---:|---|")
+        for name in colours:
+            e = cfg["pockets"][name.split(".")[1]]
+            add("| `%s` | %d, %s | VCC to 3V3, GND to GND, AO to the GPIO (DO not connected) |"
+                % (name, e["colour"], _header(e["colour"])))
+        add("")
     if "pegs" in cfg:
         p = cfg["pegs"]
         add("## 74HC165 chain")
@@ -322,6 +367,42 @@ def pinmap_markdown(cfg, source):
                 add("| %d | %d | %s | %d | `%s` | %s |" % (bit, chip, letter, pin, peg,
                                                           _peg_words(peg)))
         add("")
+    if "keypad" in cfg:
+        k = cfg["keypad"]
+        nr, nc = len(k["rows"]), len(k["cols"])
+        add("## Keypad")
+        add("")
+        add("A %dx%d membrane (or key-switch) matrix keypad, no diodes. Its ribbon's %d pins are "
+            "the rows, top first, then the columns, left first (check yours with a multimeter: "
+            "a key joins its row and its column)." % (nr, nc, nr + nc))
+        add("")
+        add("| keypad pin | line | connect to | keys on it |")
+        add("|---:|---|---|---|")
+        for i, gpio in enumerate(k["rows"]):
+            add("| %d | row %d | GPIO %d, %s: `keypad.row%d` (open drain) | %s |"
+                % (i + 1, i + 1, gpio, _header(gpio), i + 1,
+                   " ".join("`%s`" % ch for ch in k["keys"][i * nc:i * nc + nc])))
+        for j, gpio in enumerate(k["cols"]):
+            add("| %d | column %d | GPIO %d, %s: `keypad.col%d` (%s) | %s |"
+                % (nr + j + 1, j + 1, gpio, _header(gpio), j + 1,
+                   "internal pull-up" if k["pull"] == "up" else "10 kOhm pull-up to 3V3",
+                   " ".join("`%s`" % k["keys"][r * nc + j] for r in range(nr))))
+        add("")
+        add("Key layout as seen from the front, with each key's sensor-trace line:")
+        add("")
+        add("| | " + " | ".join("column %d" % (j + 1) for j in range(nc)) + " |")
+        add("|---|" + "---|" * nc)
+        for i in range(nr):
+            add("| row %d | " % (i + 1) + " | ".join(
+                "`%s` (`key.%s`)" % (k["keys"][i * nc + j], k["keys"][i * nc + j])
+                for j in range(nc)) + " |")
+        add("")
+        add("The firmware holds every row low and reads the columns: all 1 means no key is "
+            "down. When a column reads 0 it pulls one row low at a time to find the key: a "
+            "column then reads 0 when a key of that row is down. Three keys held on the "
+            "corners of a rectangle make a fourth look pressed (no diodes); the firmware "
+            "acts on one key at a time only, so such a ghost never counts.")
+        add("")
     if cfg["display"]["driver"] == "ssd1306":
         d = cfg["display"]
         add("## Display")
@@ -355,6 +436,8 @@ def _users_3v3(cfg):
         out.append("the 74HC165s and peg sensors")
     if cfg["display"]["driver"] == "ssd1306":
         out.append("the OLED")
+    if "keypad" in cfg and cfg["keypad"]["pull"] == "none":
+        out.append("the keypad's column pull-ups")
     for name in boardconfig.switch_names(cfg):
         w = _switch_wiring(name, _switch_entry(cfg, name))
         if w["external"] or w["rail"] == "3V3":
@@ -370,7 +453,8 @@ def _cell(text):
 # -- the wiring diagram ---------------------------------------------------------------------------
 
 _FONT = "Helvetica, Arial, sans-serif"
-_COLOURS = {"buttons": "#1a5fb4", "pins": "#c64600", "pegs": "#26a269", "display": "#813d9c"}
+_COLOURS = {"buttons": "#1a5fb4", "pins": "#c64600", "pegs": "#26a269", "display": "#813d9c",
+            "keypad": "#a51d2d", "pockets": "#865e3c"}
 _INK = "#222222"
 _GREY = "#666666"
 _PIN_X = 230  # right edge of the ESP32 box: every GPIO leaves here
@@ -508,6 +592,8 @@ def wiring_svg(cfg, source):
             y += _ROW
         if group == "pegs":
             y += 150
+        elif group == "keypad":
+            y += 40
         elif group == "display":
             y += 30
         spans[group] = (start, y)
@@ -532,7 +618,18 @@ def wiring_svg(cfg, source):
         gpio, line, direction, pull, _note = row
         colour = _COLOURS[group]
         entry = _switch_entry(cfg, line)
-        if entry is not None:
+        if line.startswith("pocket.") or line.startswith("colour."):
+            info = ("beam receiver OUT, external pull-up" if line.startswith("pocket.")
+                    and entry["pull"] == "none" else "beam receiver OUT, internal pull-up"
+                    if line.startswith("pocket.") else "ADC1 analog: IR reflective sensor OUT")
+            svg.label(_PIN_X + 12, wy - 7, line, colour, info)
+            svg.line(_PIN_X, wy, _DEV_X, wy, colour, 2)
+            svg.ring(_DEV_X, wy, 3, colour)
+            what = ("IR break-beam receiver OUT" if line.startswith("pocket.")
+                    else "TCRT5000 reflective sensor AO")
+            svg.text(_DEV_X + 12, wy + 4, "%s, pocket %s" % (what, line.split(".")[1]))
+            svg.text(_DEV_X + 12, wy + 18, "sensor VCC to 3V3, GND to GND", size=10, fill=_GREY)
+        elif entry is not None:
             w = _switch_wiring(line, entry)
             info = "external pull-%s" % ("up" if w["rail"] == "GND" else "down") \
                 if w["external"] else w["resistor"]
@@ -545,6 +642,8 @@ def wiring_svg(cfg, source):
 
     if "pegs" in spans:
         _draw_chain(svg, cfg, placed, spans["pegs"])
+    if "keypad" in spans:
+        _draw_keypad(svg, cfg, placed, spans["keypad"])
     if "display" in spans:
         _draw_display(svg, cfg, placed, spans["display"])
     _legend(svg, cfg, box_bottom + 28)
@@ -636,6 +735,37 @@ def _draw_chain(svg, cfg, placed, span):
         svg.text(x + 10, cy + 44 + 15 * i, text, size=11)
 
 
+def _draw_keypad(svg, cfg, placed, span):
+    k = cfg["keypad"]
+    colour = _COLOURS["keypad"]
+    y0, y1 = span
+    x = _DEV_X
+    svg.rect(x, y0 - 24, 400, y1 - y0 + 10, stroke=colour, fill="#fbf3f3")
+    for group, row, wy in placed:
+        if group == "keypad":
+            svg.dot(x, wy, 3, colour)
+            n = int(row[1][-1])
+            svg.text(x + 10, wy + 4, ("row %d" if "row" in row[1] else "column %d") % n,
+                     weight="bold")
+    # The key grid, rows top to bottom, as on the pad.
+    nr, nc = len(k["rows"]), len(k["cols"])
+    size = 30
+    gx, gy = x + 150, y0 + 8
+    svg.text(gx, gy - 12, "%dx%d matrix keypad, no diodes" % (nr, nc), size=13, weight="bold",
+             fill=colour)
+    for i in range(nr):
+        for j in range(nc):
+            cx, cy = gx + j * (size + 6), gy + i * (size + 6)
+            svg.rect(cx, cy, size, size, stroke=colour, fill="#ffffff", rx=4, width=1.2)
+            svg.text(cx + size // 2, cy + 20, k["keys"][i * nc + j], size=14, anchor="middle",
+                     weight="bold")
+    notes = ("rows: open drain, all low while idle, then one at a time",
+             "columns: %s; a key joins its row and column" % (
+                 "internal pull-ups" if k["pull"] == "up" else "10k pull-ups to 3V3"))
+    for i, text in enumerate(notes):
+        svg.text(gx, gy + nr * (size + 6) + 14 + 15 * i, text, size=11)
+
+
 def _draw_display(svg, cfg, placed, span):
     d = cfg["display"]
     colour = _COLOURS["display"]
@@ -658,11 +788,15 @@ def _draw_display(svg, cfg, placed, span):
 def _legend(svg, cfg, y):
     svg.text(20, y, "Legend", weight="bold")
     x = 84
-    shown = [("buttons", "buttons")]
+    shown = [("buttons", "buttons")] if cfg["buttons"] else []
     if "pins" in cfg:
         shown.append(("pins", "tilt switches"))
     if "pegs" in cfg:
         shown.append(("pegs", "74HC165 chain"))
+    if "pockets" in cfg:
+        shown.append(("pockets", "pocket sensors"))
+    if "keypad" in cfg:
+        shown.append(("keypad", "keypad matrix"))
     if cfg["display"]["driver"] == "ssd1306":
         shown.append(("display", "I2C display"))
     for group, label in shown:

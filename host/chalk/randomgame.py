@@ -41,11 +41,77 @@ def _five_pins_action(rng, state, accuracy):
     return {"a": "shot", "player": player, "pins": down, "carom": carom, "fouls": fouls}
 
 
+SEVEN_PINS = ("K", "S1", "S2", "S3", "S4", "M1", "M3")
+SEVEN_PINS_FOULS = ["miss", "cue_pocketed", "no_cushion", "cue_pins", "off_table"]
+
+
+def _seven_pins_action(rng, state, accuracy):
+    player = state["next"]
+    if rng.random() < 0.12:
+        return {"a": "shot", "player": player, "pins": [], "pocketed": 0, "carom": 0,
+                "called": 0, "fouls": [rng.choice(SEVEN_PINS_FOULS)]}
+    down = [p for p in SEVEN_PINS if rng.random() < accuracy * (0.2 if p[0] == "S" else 0.3)]
+    pocketed = rng.choice((0, 0, 0, 1, 2)) if rng.random() < accuracy else 0
+    carom = 1 if rng.random() < accuracy * 0.3 else 0
+    called = 1 if rng.random() < 0.05 else 0
+    fouls = ["cue_pins"] if down and rng.random() < 0.08 else []
+    return {"a": "shot", "player": player, "pins": down, "pocketed": pocketed, "carom": carom,
+            "called": called, "fouls": fouls}
+
+
+NOVUSS_FOULS = ["no_own_touch", "striker_pocketed", "opp_first", "own_off", "direct_in_zone"]
+
+
+def _novuss_action(rng, state, accuracy):
+    side = state["next"]
+    own = 0
+    for _ in range(min(2, state["left"][side])):
+        own += rng.random() < accuracy * 0.6
+    opp = 1 if state["left"][1 - side] and rng.random() < 0.08 else 0
+    fouls = [rng.choice(NOVUSS_FOULS)] if rng.random() < 0.1 else []
+    return {"a": "shot", "side": side, "own": own, "opp": opp, "fouls": fouls}
+
+
+def _texas_42_action(rng, state, accuracy):
+    bid = rng.choice((30, 30, 31, 32, 33, 34, 35, 36, 38, 40, 42, 84)) if rng.random() < 0.97 \
+        else 168
+    if rng.random() < 0.6 + 0.3 * accuracy:  # made (T42-6)
+        took = 42 if bid >= 42 else rng.randint(bid, 42)
+    else:
+        took = rng.randint(max(0, min(bid, 42) - 12), min(bid, 42) - 1)
+    return {"a": "hand", "bidder": rng.randrange(2), "bid": bid, "took": took}
+
+
+_DB_TOTALS = (143, 135, 138, 131, 134, 147, 140)  # DB-6
+
+
+def _domino_bingo_action(rng, state, accuracy):
+    trump = rng.randrange(7)
+    a = rng.randint(0, _DB_TOTALS[trump])
+    b = rng.randint(0, _DB_TOTALS[trump] - a)
+    declared = [rng.choice((0, 0, 0, 0, 0, 20, 20, 40, 50, 60)) for _ in (0, 1)]
+    big = [1 if rng.random() < 0.08 else 0 for _ in (0, 1)]  # bingo beat a trump double (DB-3)
+    return {"a": "hand", "trump": trump, "points": [a, b], "declared": declared, "big": big}
+
+
+def _tally_action(rng, state, accuracy):
+    player = rng.randrange(len(state["counts"]))
+    if rng.random() < 0.05:
+        return {"a": "add", "player": player, "n": -1}  # a mistaken count put right (TL-2)
+    return {"a": "add", "player": player, "n": rng.choice((1, 1, 1, 2, 3))}
+
+
 GAMES = {
     "shove-hapenny": ({"sides": 2, "per_side": 1, "overflow": "auto"},
                       {"a": "start", "side": 0}, _shove_action),
     "five-pins": ({"target": 60, "sets": 3, "pin_foul_penalty": 0},
                   {"a": "break", "player": 0}, _five_pins_action),
+    "seven-pins": ({"start": 300}, {"a": "break", "player": 0}, _seven_pins_action),
+    "novuss": ({"per_side": 1, "pucks": 8}, {"a": "start", "side": 0}, _novuss_action),
+    # No opening action: the first hand or count is the game's first action.
+    "texas-42": ({"target": 250}, None, _texas_42_action),
+    "domino-bingo": ({"big_points_to_win": 7}, None, _domino_bingo_action),
+    "tally": ({"players": 3, "target": 15, "kind": "caps"}, None, _tally_action),
 }
 
 
@@ -66,8 +132,9 @@ def random_match(game_id, seed=1, max_actions=10**6, config=None, accuracy=0.5, 
             t += rng.randint(4000, 40000)
         actions.append((len(actions) + 1, t, action))
 
-    game.apply(opening)
-    push(opening)
+    if opening is not None:
+        game.apply(opening)
+        push(opening)
     while len(actions) < max_actions and game.outcome() is None:
         if len(game) > 1 and rng.random() < undo_rate:
             game.apply({"a": "undo"})

@@ -151,7 +151,9 @@ def run_one(board, name, path, timeout=5.0):
     steps = sc["steps"]
     game = (board.info or {}).get("game")
     res = Result(name, path, len(steps), sc["game"], game)
-    if game is not None and sc["game"] != game:
+    # A scorepad says which games it can switch to ("games"); other boards play one.
+    if game is not None and sc["game"] != game and sc["game"] not in (
+            (board.info or {}).get("games") or ()):
         res.status = "skip"
         res.problems.append((None, "the board plays %s" % game))
         return res
@@ -231,8 +233,10 @@ def summary(results):
                                                    count["fail"] + count["error"])
     skipped = sorted(set(r.game for r in results if r.status == "skip"))
     if skipped:
+        names = ", ".join(skipped[:-1]) + " and " + skipped[-1] if len(skipped) > 1 \
+            else skipped[0]
         text += ", %d skipped (%s; the board plays %s)" % (
-            count["skip"], " and ".join(skipped), results[0].board_game)
+            count["skip"], names, results[0].board_game)
     return text
 
 

@@ -131,6 +131,206 @@ def five_pins_result(head, state):
     return "winner: %s, %d sets to %d" % (who[w], state["sets"][w], state["sets"][1 - w])
 
 
+# -- seven pins ----------------------------------------------------------------------------------
+
+def seven_pins_rows(head, steps):
+    who = names(head, ["P1", "P2"])
+    cfg = head.get("config") or {}
+    yield "seven pins  %s v %s  from %s down to 0" % (who[0], who[1], cfg.get("start", 300))
+    yield "%4s %5s %7s  %-46s %-12s %9s  %s" % (
+        "line", "seq", "time", "action", "change", "totals", "next")
+    for n, rec, before, after in steps:
+        a = rec.get("a")
+        if a == "break":
+            what = "%s breaks" % who[rec["player"]]
+        elif a == "shot":
+            parts = ["%s:" % who[rec["player"]]]
+            parts.append(" ".join(rec.get("pins") or []) or "no pin")
+            if rec.get("pocketed"):
+                parts.append("potted %d" % rec["pocketed"])
+            if rec.get("carom"):
+                parts.append("carom")
+            if rec.get("called"):
+                parts.append("(called)")
+            if rec.get("fouls"):
+                parts.append("FOUL " + ",".join(rec["fouls"]))
+            what = " ".join(parts)
+        else:
+            what = a
+        moved = []
+        for p in (0, 1):
+            d = after["totals"][p] - before["totals"][p]
+            if d:
+                moved.append("%+d %s" % (d, who[p]))
+        nxt = "" if after["next"] is None else who[after["next"]]
+        yield "%4d %5s %7s  %-46s %-12s %9s  %s" % (
+            n, rec.get("seq", ""), clock(rec.get("t", 0)), what[:46], " ".join(moved),
+            "%d-%d" % tuple(after["totals"]), nxt)
+
+
+def seven_pins_result(head, state):
+    who = names(head, ["P1", "P2"])
+    if state["winner"] is None:
+        return "no winner yet: %s %d to go, %s %d to go" % (
+            who[0], state["totals"][0], who[1], state["totals"][1])
+    w = state["winner"]
+    return "winner: %s, down to 0 with %s on %d" % (who[w], who[1 - w], state["totals"][1 - w])
+
+
+# -- novuss --------------------------------------------------------------------------------------
+
+def novuss_rows(head, steps):
+    who = names(head, ["A", "B"])
+    cfg = head.get("config") or {}
+    yield "novuss  %s v %s  %d pucks a side%s" % (
+        who[0], who[1], cfg.get("pucks", 8), "  pairs" if cfg.get("per_side", 1) == 2 else "")
+    yield "%4s %5s %7s  %-44s %7s %7s  %s" % (
+        "line", "seq", "time", "action", "left", "debt", "next")
+    for n, rec, _before, after in steps:
+        a = rec.get("a")
+        if a == "start":
+            what = "%s starts" % who[rec["side"]]
+        elif a == "shot":
+            parts = ["%s:" % who[rec["side"]]]
+            own, opp = rec.get("own", 0), rec.get("opp", 0)
+            if own:
+                parts.append("%d own" % own)
+            if opp:
+                parts.append("%d opp" % opp)
+            if not own and not opp:
+                parts.append("nothing in")
+            if rec.get("fouls"):
+                parts.append("FOUL " + ",".join(rec["fouls"]))
+            what = " ".join(parts)
+        else:
+            what = a
+        nxt = "" if after["next"] is None else who[after["next"]]
+        yield "%4d %5s %7s  %-44s %7s %7s  %s" % (
+            n, rec.get("seq", ""), clock(rec.get("t", 0)), what[:44],
+            "%d-%d" % tuple(after["left"]), "%d-%d" % tuple(after["debt"]), nxt)
+
+
+def novuss_result(head, state):
+    who = names(head, ["A", "B"])
+    if state["winner"] is None:
+        return "no winner yet: %s %d left (owes %d), %s %d left (owes %d)" % (
+            who[0], state["left"][0], state["debt"][0], who[1], state["left"][1],
+            state["debt"][1])
+    w = state["winner"]
+    return "winner: %s, all pucks in; %s had %d left" % (who[w], who[1 - w],
+                                                         state["left"][1 - w])
+
+
+# -- texas 42 ------------------------------------------------------------------------------------
+
+def t42_sides(head):
+    """The two partnerships' names: side 0 = players 1 and 3, side 1 = players 2 and 4 (T42-1)."""
+    players = head.get("players") or []
+    if len(players) == 4 and all(isinstance(p, str) for p in players):
+        return ["%s & %s" % (players[0], players[2]), "%s & %s" % (players[1], players[3])]
+    return names(head, ["P1 & P3", "P2 & P4"])
+
+
+def t42_made(rec):
+    """T42-6: did the bidders make their bid (84 and 168 need all 42)?"""
+    return rec["took"] == 42 if rec["bid"] in (84, 168) else rec["took"] >= rec["bid"]
+
+
+def texas_42_rows(head, steps):
+    who = t42_sides(head)
+    yield "texas 42  %s v %s  to %s" % (who[0], who[1], (head.get("config") or {}).get(
+        "target", 250))
+    yield "%4s %5s %7s  %-36s %-16s %9s" % ("line", "seq", "time", "hand", "hand points", "score")
+    for n, rec, before, after in steps:
+        if rec.get("a") == "hand":
+            what = "%s bid %d, took %d: %s" % (who[rec["bidder"]], rec["bid"], rec["took"],
+                                               "made" if t42_made(rec) else "SET")
+        else:
+            what = rec.get("a")
+        pts = "%+d %+d" % tuple(after["scores"][i] - before["scores"][i] for i in (0, 1))
+        yield "%4d %5s %7s  %-36s %-16s %9s" % (
+            n, rec.get("seq", ""), clock(rec.get("t", 0)), what[:36], pts,
+            "%d-%d" % tuple(after["scores"]))
+
+
+def texas_42_result(head, state):
+    who = t42_sides(head)
+    a, b = state["scores"]
+    if state["winner"] is None:
+        return "no winner yet: %s %d, %s %d after %d hands" % (who[0], a, who[1], b,
+                                                               state["hands"])
+    w = state["winner"]
+    return "winner: %s, %d to %d after %d hands" % (who[w], state["scores"][w],
+                                                    state["scores"][1 - w], state["hands"])
+
+
+# -- domino bingo ----------------------------------------------------------------------------------
+
+TRUMPS = ("blanks", "ones", "twos", "threes", "fours", "fives", "sixes")
+
+
+def domino_bingo_rows(head, steps):
+    who = names(head, ["P1", "P2"])
+    yield "domino bingo  %s v %s  %s big points to win" % (
+        who[0], who[1], (head.get("config") or {}).get("big_points_to_win", 7))
+    yield "%4s %5s %7s  %-7s %-11s %-11s %-12s %-16s %5s" % (
+        "line", "seq", "time", "trump", "points", "declared", "big in hand", "big points",
+        "total")
+    for n, rec, before, after in steps:
+        gained = ["%+d %s" % (after["big"][i] - before["big"][i], who[i]) for i in (0, 1)
+                  if after["big"][i] != before["big"][i]]
+        if rec.get("a") == "hand":
+            yield "%4d %5s %7s  %-7s %-11s %-11s %-12s %-16s %5s" % (
+                n, rec.get("seq", ""), clock(rec.get("t", 0)), TRUMPS[rec["trump"]],
+                "%d-%d" % tuple(rec["points"]), "%d-%d" % tuple(rec["declared"]),
+                "%d-%d" % tuple(rec["big"]), " ".join(gained), "%d-%d" % tuple(after["big"]))
+        else:
+            yield "%4d %5s %7s  %-48s %-16s %5s" % (
+                n, rec.get("seq", ""), clock(rec.get("t", 0)), rec.get("a"), " ".join(gained),
+                "%d-%d" % tuple(after["big"]))
+
+
+def domino_bingo_result(head, state):
+    who = names(head, ["P1", "P2"])
+    if state["winner"] is None:
+        return "no winner yet: %s %d, %s %d big points after %d hands" % (
+            who[0], state["big"][0], who[1], state["big"][1], state["hands"])
+    w = state["winner"]
+    return "winner: %s, %d big points to %d after %d hands" % (
+        who[w], state["big"][w], state["big"][1 - w], state["hands"])
+
+
+# -- tally -----------------------------------------------------------------------------------------
+
+def tally_names(head):
+    n = (head.get("config") or {}).get("players", 2)
+    return names(head, ["P%d" % (i + 1) for i in range(n)])
+
+
+def tally_rows(head, steps):
+    who = tally_names(head)
+    cfg = head.get("config") or {}
+    target = cfg.get("target")
+    yield "tally (%s)  %s  %s" % (cfg.get("kind", "custom"), " v ".join(who),
+                                  "first to %d" % target if target else "no target")
+    yield "%4s %5s %7s  %-24s  %s" % ("line", "seq", "time", "action", "counts")
+    for n, rec, _before, after in steps:
+        a = rec.get("a")
+        what = "%s %+d" % (who[rec["player"]], rec["n"]) if a == "add" else a
+        yield "%4d %5s %7s  %-24s  %s" % (n, rec.get("seq", ""), clock(rec.get("t", 0)),
+                                          what[:24], " ".join(str(c) for c in after["counts"]))
+
+
+def tally_result(head, state):
+    who = tally_names(head)
+    counts = ", ".join("%s %d" % (who[i], c) for i, c in enumerate(state["counts"]))
+    if state["winner"] is None:
+        return "no winner yet: %s" % counts
+    if state["winner"] == "draw":
+        return "draw: %s" % counts
+    return "winner: %s (%s)" % (who[state["winner"]], counts)
+
+
 # -- any game ------------------------------------------------------------------------------------
 
 def generic_rows(head, steps):
@@ -147,6 +347,11 @@ def generic_result(head, state):
 FORMATS = {
     "shove-hapenny": (shove_rows, shove_result),
     "five-pins": (five_pins_rows, five_pins_result),
+    "seven-pins": (seven_pins_rows, seven_pins_result),
+    "novuss": (novuss_rows, novuss_result),
+    "texas-42": (texas_42_rows, texas_42_result),
+    "domino-bingo": (domino_bingo_rows, domino_bingo_result),
+    "tally": (tally_rows, tally_result),
 }
 
 

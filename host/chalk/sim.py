@@ -63,14 +63,41 @@ def default_flash(board_name):
     return Path(user_data_dir("chalk")) / "sim" / board_name
 
 
-def install(flash, board_cfg, progress=None):
+def board_for_game(board_cfg, game=None, game_config=None):
+    """The board config text, with its game (and game config) changed if asked: a scorepad
+    plays any keypad game (texas-42, domino-bingo, tally). ChalkError if the board cannot."""
+    import json
+
+    from scoreboard import boardconfig
+
+    text = Path(board_cfg).read_text(encoding="utf-8")
+    if game is None and game_config is None:
+        return text
+    cfg = json.loads(text)
+    if game is not None and game != cfg.get("game"):
+        cfg["game"] = game
+        cfg["game_config"] = {}
+    if game_config is not None:
+        cfg["game_config"] = game_config
+    try:
+        boardconfig.load(cfg)
+    except boardconfig.BoardConfigError as e:
+        raise ChalkError("board %s cannot play that: %s" % (Path(board_cfg).stem, e),
+                         hint="--game takes another game of the same kind of board (a "
+                         "scorepad: texas-42, domino-bingo or tally)")
+    return json.dumps(cfg, indent=2) + "\n"
+
+
+def install(flash, board_cfg, progress=None, game=None, game_config=None):
     """Put the firmware on a simulated board's flash, as a factory image would: portable
-    bytecode in /lib, main.py and the board config at the top. The journal is left alone."""
+    bytecode in /lib, main.py and the board config at the top (its game changed to `game`, if
+    given). The journal is left alone."""
     flash = Path(flash)
+    text = board_for_game(board_cfg, game, game_config)  # refused before anything is written
     flash.mkdir(parents=True, exist_ok=True)
     compile_firmware(flash / "lib", arch=None, progress=progress)
     shutil.copyfile(FIRMWARE / "main.py", flash / "main.py")
-    shutil.copyfile(board_cfg, flash / "board.json")
+    (flash / "board.json").write_text(text, encoding="utf-8")
 
 
 def _raw(fd):
@@ -88,7 +115,8 @@ class Sim:
     """
 
     def __init__(self, board="five-pins", flash=None, trace=None, test_mode=False, heap=SIM_HEAP,
-                 install_firmware=True, log=None, baud=None, romfs=None):
+                 install_firmware=True, log=None, baud=None, game=None, game_config=None,
+                 romfs=None):
         self.cfg_path = board_config(board)
         self.flash = Path(flash) if flash else default_flash(self.cfg_path.stem)
         self.trace = Path(trace).resolve() if trace else None
@@ -96,6 +124,8 @@ class Sim:
         self.test_mode = test_mode
         self.heap = heap
         self.install_firmware = install_firmware
+        self.game = game  # a scorepad's game, if not its config's
+        self.game_config = game_config
         self.log = log
         self.proc = None
         self.port = None
@@ -113,7 +143,7 @@ class Sim:
         if self.trace is not None and not self.trace.is_file():
             raise ChalkError("no sensor trace %s" % self.trace)
         if self.install_firmware:
-            install(self.flash, self.cfg_path)
+            install(self.flash, self.cfg_path, game=self.game, game_config=self.game_config)
         else:
             self.flash.mkdir(parents=True, exist_ok=True)
         # The port: a pty whose slave is what users open. We keep the slave open ourselves so
@@ -247,10 +277,12 @@ class Sim:
                 self.dropped += len(data)
 
 
-def run_virtual(board, trace, flash=None, heap=SIM_HEAP, test_mode=False, timeout=600):
+def run_virtual(board, trace, flash=None, heap=SIM_HEAP, test_mode=False, timeout=600,
+                game=None, game_config=None):
     """Play a sensor trace on a simulated board running on a virtual clock (as fast as the
     machine goes). Returns (actions, summary): the game's journaled actions and the board's
-    final state, screen and warnings. The flash keeps the journal, as on a board."""
+    final state, screen and warnings. The flash keeps the journal, as on a board. `game`,
+    `game_config`: what a scorepad plays (see board_for_game)."""
     import json
     import tempfile
 
@@ -260,7 +292,7 @@ def run_virtual(board, trace, flash=None, heap=SIM_HEAP, test_mode=False, timeou
         tmp = tempfile.TemporaryDirectory(prefix="chalk-sim-")
         flash = tmp.name
     try:
-        install(flash, cfg)
+        install(flash, cfg, game=game, game_config=game_config)
         cmd = [micropython(), "-X", "heapsize=" + heap, "main.py", "board.json", ".",
                "--virtual"]
         if trace is not None:

@@ -12,6 +12,9 @@ import random
 
 from scoreboard import matchlog
 from scoreboard.referee.five_pins import FOULS
+from scoreboard.referee.novuss import FOULS as NOVUSS_FOULS
+from scoreboard.referee.seven_pins import FOULS as SEVEN_PINS_FOULS
+from scoreboard.referee.seven_pins import PINS as SEVEN_PINS
 from scoreboard.rules import new_game
 
 
@@ -47,6 +50,28 @@ class Trace:
             self.at(t + hold + 3, line, 0)
         self.t = t + hold + after
 
+    def key(self, legend, hold=110, after=180):
+        """A scorepad key press (line "key.<legend>"), with contact bounce on make and break."""
+        line = "key." + legend
+        t = self.t
+        if self.bounce:
+            self.at(t, line, 1)
+            self.at(t + 3, line, 0)
+            self.at(t + 5, line, 1)
+        else:
+            self.at(t, line, 1)
+        self.at(t + hold, line, 0)
+        if self.bounce:
+            self.at(t + hold + 2, line, 1)
+            self.at(t + hold + 4, line, 0)
+        self.t = t + hold + after
+
+    def keys(self, text, gap=(120, 400)):
+        """Keys typed one after another, at a person's pace."""
+        for ch in text:
+            self.key(ch)
+            self.wait(self.rng.randint(*gap))
+
     def long_press(self, button, hold=1200, after=200):
         self.press(button, hold=hold, after=after)
 
@@ -60,6 +85,15 @@ class Trace:
         """A pin rocks without losing contact long enough to count (FP-21)."""
         self.at(at, "pin." + pin, 1)
         self.at(at + ms, "pin." + pin, 0)
+
+    def pocket(self, n, at, colour=None, ms=30):
+        """Something drops through pocket n's beam at `at` for `ms`; a colour sensor beside it
+        reads `colour` (an ADC reading) while it passes, the dark throat (80) after."""
+        if colour is not None:
+            self.at(at, "colour.%d" % n, colour)
+            self.at(at + ms, "colour.%d" % n, 80)
+        self.at(at, "pocket.%d" % n, 1)
+        self.at(at + ms, "pocket.%d" % n, 0)
 
     def lines(self):
         out = sorted(self.records, key=lambda r: r[0])
@@ -157,6 +191,110 @@ def _five_pins(tr, head, actions):
             raise ValueError("no trace for five-pins action %r" % a)
 
 
+def _one_foul(fouls, codes):
+    if len(fouls) > 1:
+        raise ValueError("the foul button records one foul per shot: %r" % fouls)
+    return codes.index(fouls[0]) + 1 if fouls else 0
+
+
+def _seven_pins(tr, head, actions):
+    game = new_game(head["game"], head.get("config"))
+    for action in actions:
+        game.apply(action)  # the log must be legal: a refused action stops here
+        a = action["a"]
+        if a == "break":
+            if action["player"] != 0:
+                tr.press("break")
+            tr.press("confirm")
+        elif a == "shot":
+            tr.wait(tr.rng.randint(2000, 6000))  # lining up the shot
+            strike = tr.t
+            down = action.get("pins", [])
+            for p in down:
+                # Light pins bounce off the balls; some land back on their spot and still count.
+                back = tr.rng.random() < 0.3
+                tr.pin_fall(p, strike + tr.rng.randint(300, 1200),
+                            tr.rng.randint(60, 400) if back else 1500)
+            standing = [p for p in SEVEN_PINS if p not in down]
+            if standing and tr.rng.random() < 0.5:
+                tr.wobble(tr.rng.choice(standing), strike + tr.rng.randint(200, 1500))
+            for i in range(action.get("pocketed", 0)):
+                # An object ball drops through a pocket's beam (SP-10): the board counts it.
+                tr.pocket(tr.rng.choice((1, 2)), strike + 1500 + 700 * i)
+            tr.t = strike + 4500  # the balls have stopped; the pins are stood up again
+            if action.get("carom"):
+                tr.press("carom")
+            if action.get("called"):
+                tr.press("called")
+            for _ in range(_one_foul(action.get("fouls", []), SEVEN_PINS_FOULS)):
+                tr.press("foul")
+            tr.press("confirm")
+            tr.wait(500)
+        elif a == "undo":
+            tr.long_press("confirm")
+        else:
+            raise ValueError("no trace for seven-pins action %r" % a)
+
+
+def _novuss(tr, head, actions):
+    game = new_game(head["game"], head.get("config"))
+    for action in actions:
+        game.apply(action)
+        a = action["a"]
+        if a == "start":
+            if action["side"] != 0:
+                tr.press("start")
+            tr.press("confirm")
+        elif a == "shot":
+            tr.wait(tr.rng.randint(1000, 3000))  # lining up
+            # The pucks drop through the pockets' beams past the colour sensors; side 0 plays
+            # the red pucks, side 1 the black (referee/novuss.py).
+            side = action["side"]
+            for colour in ([side] * action.get("own", 0) + [1 - side] * action.get("opp", 0)):
+                tr.wait(tr.rng.randint(200, 600))
+                tr.pocket(tr.rng.randint(1, 4), tr.t, (2000, 600)[colour])
+            tr.wait(tr.rng.randint(1000, 2000))  # everything at rest
+            for _ in range(_one_foul(action.get("fouls", []), NOVUSS_FOULS)):
+                tr.press("foul")
+            tr.press("confirm")
+            tr.wait(500)
+        elif a == "undo":
+            tr.long_press("confirm")
+        else:
+            raise ValueError("no trace for novuss action %r" % a)
+
+
+BUILDERS = {"seven-pins": _seven_pins, "novuss": _novuss}
+
+
+def keypad_keys(game, action):
+    """The keys a scorer types on a scorepad for one action (docs/scorepad.md)."""
+    a = action["a"]
+    if a == "undo":
+        return "D#"
+    if game == "texas-42":
+        return "%d#%d#%d##" % (action["bidder"] + 1, action["bid"], action["took"])
+    if game == "domino-bingo":
+        nums = [action["trump"]] + list(action["points"]) + list(action["declared"]) + \
+            list(action["big"])
+        return "".join("%d#" % n for n in nums) + "#"
+    if game == "tally":
+        if a == "finish":
+            return "C#"
+        n = action["n"]
+        return "%d#%s%d##" % (action["player"] + 1, "B" if n < 0 else "", abs(n))
+    raise ValueError("no keys for %s action %r" % (game, a))
+
+
+def _keypad(tr, head, actions):
+    game = new_game(head["game"], head.get("config"))
+    for action in actions:
+        game.apply(action)  # the log must be legal: a refused action stops here
+        if action["a"] != "undo":
+            tr.wait(tr.rng.randint(4000, 15000))  # the hand (or the throw) is played
+        tr.keys(keypad_keys(head["game"], action))
+
+
 def from_matchlog(lines, seed=1):
     """The sensor trace of a match log's actions (header excluded) as a Trace."""
     log = matchlog.read(lines)
@@ -167,7 +305,10 @@ def from_matchlog(lines, seed=1):
         a.pop("t", None)
     tr = Trace(seed)
     tr.wait(500)
-    {"shove-hapenny": _shove, "five-pins": _five_pins}[log.header["game"]](tr, log.header,
-                                                                            actions)
+    build = BUILDERS.get(log.header["game"])
+    if build is None:
+        build = {"shove-hapenny": _shove, "five-pins": _five_pins, "texas-42": _keypad,
+                 "domino-bingo": _keypad, "tally": _keypad}[log.header["game"]]
+    build(tr, log.header, actions)
     tr.wait(3000)
     return tr

@@ -49,18 +49,76 @@ def _shove(st, players):
     return "turn %d" % st["turns"], names, rows
 
 
+def _seven_pins(st, players):
+    names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
+    w = max(len(n) for n in names)
+    rows = ["  %-*s  to go" % (w, "")]
+    for p in (0, 1):
+        mark = ">" if st["next"] == p else " "
+        rows.append("%s %-*s  %5d" % (mark, w, names[p], st["totals"][p]))
+    return "", names, rows
+
+
+def _novuss(st, players):
+    names = [player_name(players, i, "AB"[i]) for i in (0, 1)]
+    w = max(len(n) for n in names)
+    rows = ["  %-*s  left  owes" % (w, "")]
+    for side in (0, 1):
+        mark = ">" if st["next"] == side else " "
+        rows.append("%s %-*s  %4d  %4d" % (mark, w, names[side], st["left"][side],
+                                            st["debt"][side]))
+    return "", names, rows
+
+
+def _texas_42(st, players):
+    if len(players) == 4 and all(type(p) is str for p in players):
+        names = ["%s & %s" % (players[0], players[2]), "%s & %s" % (players[1], players[3])]
+    else:
+        names = [player_name(players, i, ("P1 & P3", "P2 & P4")[i]) for i in (0, 1)]
+    w = max(len(n) for n in names)
+    rows = ["  %-*s  score" % (w, "")] + ["  %-*s  %5d" % (w, names[i], st["scores"][i])
+                                         for i in (0, 1)]
+    return "hand %d" % (st["hands"] + 1), names, rows
+
+
+def _domino_bingo(st, players):
+    names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
+    w = max(len(n) for n in names)
+    rows = ["  %-*s  big points" % (w, "")] + ["  %-*s  %10d" % (w, names[i], st["big"][i])
+                                              for i in (0, 1)]
+    return "hand %d" % (st["hands"] + 1), names, rows
+
+
+def _tally(st, players):
+    names = [player_name(players, i, "P%d" % (i + 1)) for i in range(len(st["counts"]))]
+    w = max(len(n) for n in names)
+    rows = ["  %-*s  %5d" % (w, names[i], c) for i, c in enumerate(st["counts"])]
+    return "", names, rows
+
+
 def _generic(st, players):
     names = [player_name(players, i, "side %d" % i) for i in range(max(len(players), 2))]
     return "", names, ["  %s: %s" % (k, st[k]) for k in sorted(st)]
 
 
-GAMES = {"five-pins": _five_pins, "shove-hapenny": _shove}
+GAMES = {"five-pins": _five_pins, "shove-hapenny": _shove, "texas-42": _texas_42,
+         "domino-bingo": _domino_bingo, "tally": _tally}
+TURNLESS = ("texas-42", "domino-bingo", "tally")  # any side or player may score next
+GAMES["seven-pins"] = _seven_pins
+GAMES["novuss"] = _novuss
+TO_START = {"seven-pins": "the break (SP-15)", "novuss": "which side shoots first"}
 
 
 def _on_move(game, st, names):
+    if st.get("winner") == "draw":
+        return "a draw"
     if st.get("winner") is not None:
         return "winner: %s" % names[st["winner"]]
+    if game in TURNLESS:
+        return "next: the next %s" % ("count" if game == "tally" else "hand")
     if st.get("next") is None:
+        if game in TO_START:
+            return "to start: " + TO_START[game]
         return "to start: " + ("the break (FP-7)" if game == "five-pins" else
                                "who shoots first (SH-5)")
     extra = ", ball in hand" if st.get("ball_in_hand") else ""
@@ -106,6 +164,17 @@ def one_line(status):
         score = "turn %d: %s %s - %s %s" % (
             st["turns"], names[0], "".join(map(str, st["beds"][0])), names[1],
             "".join(map(str, st["beds"][1])))
+    elif game == "seven-pins":
+        names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
+        score = "to go: %s %d - %s %d" % (names[0], st["totals"][0], names[1], st["totals"][1])
+    elif game == "novuss":
+        names = [player_name(players, i, "AB"[i]) for i in (0, 1)]
+        score = "left: %s %d (owes %d) - %s %d (owes %d)" % (
+            names[0], st["left"][0], st["debt"][0], names[1], st["left"][1], st["debt"][1])
+    elif game in GAMES:
+        _, names, rows = GAMES[game](st, players)
+        score = ", ".join(" ".join(r.split()) for r in rows
+                          if r.strip() and not r.strip().endswith(("score", "points")))
     else:
         names = [player_name(players, i, "side %d" % i) for i in range(max(len(players), 2))]
         score = " ".join("%s=%s" % (k, st[k]) for k in sorted(st))

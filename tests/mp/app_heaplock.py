@@ -1,5 +1,6 @@
 # Prove the app's whole sensing step allocates nothing: App.scan(t) (hal lines read, line health,
-# buttons, the tilt latch, the 74HC165 peg scan and the peg grid) and the tilt edge callback
+# buttons, the tilt latch, the pocket beams and colour sensors, the 74HC165 peg scan and the peg
+# grid) and the tilt edge callback
 # (app._edge, called by the simulated hal on every tilt-line change as the board's pin
 # interrupt would) run between micropython.heap_lock() and heap_unlock() for thousands of
 # 5 ms ticks of line activity. Any allocation there raises MemoryError.
@@ -33,12 +34,15 @@ clock = board.clock
 lines = board.lines
 ring = app.ring
 nbtn = app.nbtn
-npins = lines.count - nbtn
+npins = sum(1 for n in lines.names if n.startswith("pin."))
+npk = sum(1 for n in lines.names if n.startswith("pocket."))
+analog = board.analog.values if board.analog is not None else None
 shove = board.pegs is not None
 peg_state = board.peg_state
 
 buf = array("i", [0, 0, 0, 0])
-counts = array("i", [0] * 16)  # [kind]; FAULT by value at 8 + value; edge-only PIN_DOWN at 12
+counts = array("i", [0] * 32)  # [kind]; FAULT by value at 16 + value; edge-only PIN_DOWN at 20;
+# POCKET by what passed at 24 + value
 at = 0
 
 
@@ -68,6 +72,17 @@ def step(k):
         lines.set(nbtn + 1, 1 if 500 <= ph < 900 else 0)
         busy = 100 <= ph < 120
         lines.set(nbtn + 2, 1 if 105 <= ph < 115 else 0)
+    if npk:
+        # Pocket beams (seven-pins, novuss): pocket 0 passes something for 30 ms every second,
+        # with the colour sensor reading a black, a red, then bare wood (the striker); the last
+        # pocket flickers for 3 ms (shorter than min_ms: ignored); a long passage of 100 ms
+        # (the striker by its size) every 4 s, never while the loop is busy: beams are scanned,
+        # not interrupt-driven, so a passage shorter than a stall of the loop would be missed.
+        ph = k % 200
+        if analog is not None:
+            analog[0] = (600, 2000, 3600)[(k // 200) % 3] if 5 <= ph < 11 else 100
+        lines.set(nbtn + npins, 1 if 5 <= ph < 11 or 300 <= k % 800 < 320 else 0)
+        lines.set(nbtn + npins + npk - 1, 1 if ph == 50 else 0)
     if shove:
         # Pegs: one hole at a time in for 750 ms, alternating sides, plus a 15 ms glitch.
         ph = k % 300
@@ -87,9 +102,11 @@ def step(k):
         kind = buf[0]
         counts[kind] += 1
         if kind == sense.FAULT:
-            counts[8 + buf[2]] += 1
+            counts[16 + buf[2]] += 1
         elif kind == sense.PIN_DOWN and buf[1] == 2:
-            counts[12] += 1
+            counts[20] += 1
+        elif kind == sense.POCKET:
+            counts[24 + buf[2]] += 1
 
 
 def drive(k0, n):
@@ -98,7 +115,7 @@ def drive(k0, n):
 
 
 drive(0, WARM)  # everything lazily set up is set up now
-for i in range(16):
+for i in range(32):
     counts[i] = 0
 
 
@@ -122,12 +139,14 @@ if err is not None:
 
 for name, i in (("PRESS", sense.PRESS), ("LONG", sense.LONG), ("LINE", sense.LINE),
                 ("PIN_DOWN", sense.PIN_DOWN), ("SHOT", sense.SHOT), ("PEG", sense.PEG),
-                ("FAULT", sense.FAULT)):
+                ("FAULT", sense.FAULT), ("POCKET", sense.POCKET)):
     print(name, counts[i])
-print("STUCK", counts[8 + sense.STUCK])
-print("CHATTER", counts[8 + sense.CHATTER])
-print("HEALTHY", counts[8 + sense.HEALTHY])
-print("EDGE_ONLY_PIN_DOWN", counts[12])
+print("STUCK", counts[16 + sense.STUCK])
+print("CHATTER", counts[16 + sense.CHATTER])
+print("HEALTHY", counts[16 + sense.HEALTHY])
+print("EDGE_ONLY_PIN_DOWN", counts[20])
+for i, what in enumerate(("RED", "BLACK", "STRIKER", "BALL")):
+    print("POCKET_" + what, counts[24 + i])
 print("DROPPED", ring.dropped)
 print("STEPS", STEPS)
 

@@ -7,6 +7,7 @@
 #   board.lines      Lines: read() -> int bitmap of buttons then tilt pins, LOGICAL (1 = pressed,
 #                    tilted); on_edge(callback) -> callback(line_index) on each edge of a tilt line
 #   board.pegs       Pegs (shove ha'penny) or None: scan_into(arr) fills arr[0], arr[1]
+#   board.keypad     Keypad (scorepad) or None: scan() -> int bitmap of the keys down
 #   board.display    Display: fb (128x64 framebuf), text(), fill(), show(), contrast(), power()
 #   board.clock      Clock: ticks_ms(), sleep_ms(), ticks_diff(), ticks_add()
 #   board.storage    Storage: root directory of the journal
@@ -182,6 +183,52 @@ class SpiPegs:
         arr[1] = b
 
 
+class Keypad:
+    """A matrix keypad: `rows` pulled low, `cols` read (1 = idle, pulled up).
+
+    rows: objects with value(v) (machine.Pin in open-drain mode: released high, so two keys
+    down in one column never short two outputs); cols: objects with value() -> 0/1. Key i is row
+    i // len(cols), column i % len(cols). Between scans every row is held low, so an idle pad
+    costs one read of each column; only when a column reads low are the rows driven one at a
+    time to find the key. scan() allocates nothing; a method call on a stored object does not
+    (no bound method is made).
+    """
+
+    def __init__(self, rows, cols):
+        self._rows = tuple(rows)
+        self._cols = tuple(cols)
+        self._nr = len(self._rows)
+        self._nc = len(self._cols)
+        for r in self._rows:
+            r.value(0)
+
+    def scan(self):
+        """Bitmap of the keys seen down (ghosts included: sense.Keypad sorts them out)."""
+        rows = self._rows
+        cols = self._cols
+        nr = self._nr
+        nc = self._nc
+        idle = True
+        for j in range(nc):
+            if not cols[j].value():
+                idle = False
+        if idle:
+            return 0
+        for i in range(nr):
+            rows[i].value(1)
+        v = 0
+        for i in range(nr):
+            row = rows[i]
+            row.value(0)
+            for j in range(nc):
+                if not cols[j].value():
+                    v |= 1 << (i * nc + j)
+            row.value(1)
+        for i in range(nr):
+            rows[i].value(0)
+        return v
+
+
 def framebuffer(buf, width=WIDTH, height=HEIGHT):
     """A MONO_VLSB FrameBuffer over buf (the SSD1306's page layout); a stand-in on CPython."""
     try:
@@ -223,6 +270,8 @@ class NullDisplay:
 class Board:
     """What the layers above get from a hal: see the top of this module."""
 
+    analog = None  # pockets' colour sensors (novuss): read(i) -> 0..4095, or None if none
+
     def __init__(self, cfg, lines, pegs, display, clock, storage):
         from .. import boardconfig
 
@@ -232,6 +281,7 @@ class Board:
         self.display = display
         self.clock = clock
         self.storage = storage
+        self.keypad = None  # a hal Keypad on a scorepad, set by the hal that builds the board
         self.line_names = boardconfig.line_names(cfg)
         self.problems = []
         self.device_id = None  # unique per board (the archive tells boards apart by it)

@@ -18,7 +18,7 @@
 import machine
 from machine import Pin
 
-from . import Board, NullDisplay, Pegs, RealClock, SpiPegs, Storage
+from . import Board, Keypad, NullDisplay, Pegs, RealClock, SpiPegs, Storage
 from .ssd1306 import SSD1306
 
 JOURNAL_DIR = "/journal"  # on the LittleFS filesystem of the ESP32_GENERIC image
@@ -48,7 +48,7 @@ class Lines:
         pins = []
         for name in self.names:
             kind, _, key = name.partition(".")
-            entry = cfg["buttons"][key] if kind == "btn" else cfg["pins"][key]
+            entry = cfg[boardconfig.SECTIONS[kind]][key]
             pins.append(Pin(entry["pin"], Pin.IN, _PULLS[entry["pull"]]))  # type: ignore[arg-type]
         self._pins = pins
         self._handlers = [None] * self.count
@@ -96,6 +96,31 @@ class Display(SSD1306):
             self.errors += 1
 
 
+class Analog:
+    """The pockets' colour sensors (Novuss): read(i) is pocket i's ADC reading, 0..4095, or 0
+    for a pocket without one. ADC1 pins only (boardconfig refuses others), 11 dB attenuation
+    for the full 0-3.3 V range. read() allocates nothing (a small int)."""
+
+    def __init__(self, cfg):
+        from .. import boardconfig
+
+        ids = boardconfig.GAMES[cfg["game"]]["pockets"]
+        self._adcs = []
+        for pid in ids:
+            e = cfg["pockets"].get(pid)
+            if e is None:
+                continue
+            adc = None
+            if "colour" in e:
+                adc = machine.ADC(Pin(e["colour"]), atten=machine.ADC.ATTN_11DB)
+            self._adcs.append(adc)
+        self.count = len(self._adcs)
+
+    def read(self, i):
+        adc = self._adcs[i]
+        return 0 if adc is None else adc.read_u16() >> 4
+
+
 def _make_pegs(cfg):
     from .. import boardconfig
 
@@ -114,6 +139,16 @@ def _make_pegs(cfg):
     # No pull: the line is driven push-pull by the first chip's QH.
     data = Pin(p["data"], Pin.IN, None)  # type: ignore[arg-type]
     return Pegs(load, clock, data, boardconfig.chain_map(cfg), 1 - p["active"])
+
+
+def _make_keypad(cfg):
+    k = cfg["keypad"]
+    # Rows open drain: held low between scans (an idle pad is one read of the columns), released
+    # in turn while a key is being found; two keys down in one column join two rows without
+    # shorting two driven outputs.
+    rows = [Pin(g, Pin.OPEN_DRAIN, value=0) for g in k["rows"]]
+    cols = [Pin(g, Pin.IN, _PULLS[k["pull"]]) for g in k["cols"]]  # type: ignore[arg-type]
+    return Keypad(rows, cols)
 
 
 def _make_display(cfg, problems):
@@ -141,6 +176,10 @@ def make_board(cfg, journal=JOURNAL_DIR):
     pegs = _make_pegs(cfg) if "pegs" in cfg else None
     display = _make_display(cfg, problems)
     board = Board(cfg, lines, pegs, display, RealClock(), Storage(journal))
+    if "keypad" in cfg:
+        board.keypad = _make_keypad(cfg)
     board.problems.extend(problems)
+    if boardconfig.analog_names(cfg):
+        board.analog = Analog(cfg)
     board.device_id = "esp32-" + "".join("%02x" % b for b in machine.unique_id())
     return board

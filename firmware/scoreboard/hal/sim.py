@@ -8,7 +8,7 @@
 
 import json
 
-from . import HEIGHT, WIDTH, Board, Pegs, RealClock, SpiPegs, Storage, ticks_add, ticks_diff
+from . import HEIGHT, WIDTH, Board, Keypad, Pegs, RealClock, SpiPegs, Storage, ticks_add, ticks_diff
 
 # -- clocks ---------------------------------------------------------------------------------------
 
@@ -370,7 +370,19 @@ class SimBoard(Board):
             else:
                 pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
         super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
+        self.matrix = None
+        self._nkeys = 0
+        if "keypad" in cfg:
+            from .simkeys import KeyMatrix  # only a scorepad pays for it in RAM
+
+            self.matrix = KeyMatrix(len(cfg["keypad"]["rows"]), len(cfg["keypad"]["cols"]))
+            self.keypad = Keypad(self.matrix.rows, self.matrix.cols)
+            self._nkeys = len(cfg["keypad"]["keys"])
         self.device_id = _device_id(flash_dir)
+        if "pockets" in cfg:
+            from .simanalog import Analog  # only boards with colour sensors load it
+
+            self.analog = Analog(cfg)
 
     def _locate(self, name):
         # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists
@@ -382,24 +394,37 @@ class SimBoard(Board):
         n = self.lines.count
         if i < n:
             return None, i
+        if self.matrix is not None:
+            return "key", i - n  # the keys follow the switch lines (boardconfig.line_names)
         return (i - n) // 27, (i - n) % 27
 
     def set_line(self, name, v):
-        """Set a line by its contract name to a logical value, 0 or 1."""
+        """Set a line by its contract name to a logical value, 0 or 1 (an analog colour line:
+        its ADC reading, 0..4095)."""
+        if self.analog is not None and name[:7] == "colour.":
+            self.analog.set(name, v)
+            return
         if v is not True and v is not False and (type(v) is not int or v not in (0, 1)):
             raise ValueError("line %s: v must be 0 or 1, not %s" % (name, _q(v)))
         side, i = self._locate(name)
         if side is None:
             self.lines.set(i, v)
+        elif side == "key":
+            m = self.matrix
+            m.down = (m.down | 1 << i) if v else (m.down & ~(1 << i))
         elif v:
             self.peg_state[side] |= 1 << i
         else:
             self.peg_state[side] &= ~(1 << i)
 
     def line(self, name):
+        if self.analog is not None and name[:7] == "colour.":
+            return self.analog.get(name)
         side, i = self._locate(name)
         if side is None:
             return (self.lines.read() >> i) & 1
+        if side == "key":
+            return (self.matrix.down >> i) & 1
         return (self.peg_state[side] >> i) & 1
 
 
@@ -423,6 +448,8 @@ def known_lines(board):
     names = list(board.lines.names)
     if board.pegs is not None:
         names.append("peg.<side 0-1>.<bed 1-9>.<hole 1-3>")
+    if board.keypad is not None:
+        names += [n for n in board.line_names if n.startswith("key.")]
     return ", ".join(names)
 
 
@@ -484,14 +511,18 @@ def read_trace(lines, names):
         if type(name) is not str or name not in known:
             raise TraceError(lineno, "unknown line name %s; known: %s"
                              % (_q(name), _summary(names)))
-        if type(v) is not int or v not in (0, 1):
+        if name[:7] == "colour.":  # an analog line: an ADC reading
+            if type(v) is not int or not 0 <= v <= 4095:
+                raise TraceError(lineno, "v of %s must be an ADC reading 0..4095, not %s"
+                                 % (name, _q(v)))
+        elif type(v) is not int or v not in (0, 1):
             raise TraceError(lineno, "v must be 0 or 1, not %s" % _q(v))
         last = t
         yield t, name, v
 
 
 def _summary(names):
-    out = [n for n in names if not n.startswith("peg.")]
+    out = [n for n in names if not n.startswith("peg.")]  # keys ("key.1" ...) are listed
     if len(out) != len(names):
         out.append("peg.<side 0-1>.<bed 1-9>.<hole 1-3>")
     return ", ".join(out)

@@ -4,10 +4,21 @@
 from .base import ConfigError, Game, RuleError  # noqa: F401
 
 
+def _game_id(game):
+    """Letters, digits and "-" ("texas-42"), starting with a letter: a module name once each
+    "-" is "_"."""
+    if type(game) is not str or not game or not game[0].isalpha():
+        return False
+    for ch in game:
+        if not (ch.isalpha() or ch.isdigit() or ch == "-"):
+            return False
+    return True
+
+
 def game_module(package, game, missing):
     """The module scoreboard/<package>/<game id with _>.py, or ConfigError naming the id;
     `missing` leads that message, with %r for the game id."""
-    if type(game) is not str or not game or not game.replace("-", "").isalpha():
+    if not _game_id(game):
         raise ConfigError("game must be a game id such as \"five-pins\", not %r" % (game,))
     name = game.replace("-", "_")
     try:

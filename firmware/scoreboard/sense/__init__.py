@@ -7,6 +7,7 @@ from .events import (
     CHATTER,
     FAULT,
     HEALTHY,
+    KEY,
     LINE,
     LONG,
     PEG,
@@ -22,6 +23,7 @@ from .events import (
     kind_name,
 )
 from .health import LineHealth
+from .keypad import Keypad
 from .pegs import PegGrid, hole_bit, peg_id, peg_where
 from .tilt import PIN_NAMES, TiltLatch, pins_text
 
@@ -31,6 +33,8 @@ __all__ = [
     "EventRing",
     "FAULT",
     "HEALTHY",
+    "KEY",
+    "Keypad",
     "LINE",
     "LONG",
     "LineHealth",
@@ -52,3 +56,8 @@ __all__ = [
     "peg_where",
     "pins_text",
 ]
+
+# Pocket sensors (seven-pins, novuss): sense/pockets.py is imported by the boards that have them.
+from .events import POCKET  # noqa: E402
+
+__all__ += ["POCKET"]

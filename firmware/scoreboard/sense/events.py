@@ -25,6 +25,8 @@ PIN_DOWN = const(4)  # id = pin line (0..3 = pins '1'..'4', 4 = 'C'), value = t_
 SHOT = const(5)  # id = SHOT_SETTLED / SHOT_CLOSED, value = pin-down mask of the window
 PEG = const(6)  # id = side*27 + (bed-1)*3 + (hole-1), value = 0 empty / 1 peg present
 FAULT = const(7)  # id = line (+ base), value = HEALTHY / STUCK / CHATTER
+KEY = const(8)  # id = keypad key (row * 4 + column), value = 1; one per press (sense/keypad.py)
+POCKET = const(9)  # id = pocket (0-based), value = what passed: pockets.RED/BLACK/STRIKER/BALL
 
 # SHOT ids: how the window closed.
 SHOT_SETTLED = const(0)  # every pin still for settle_ms
@@ -39,7 +41,7 @@ TMASK = const(0x3FFFFFFF)  # time is taken modulo 2**30, the ESP32's ticks_ms() 
 _THALF = const(0x1FFFFFFF)
 _SAT = const(0x3FFFFFFF)  # counters saturate here and stay small ints
 
-_NAMES = ("?", "press", "long", "line", "pin_down", "shot", "peg", "fault")
+_NAMES = ("?", "press", "long", "line", "pin_down", "shot", "peg", "fault", "key", "pocket")
 
 
 def kind_name(kind):

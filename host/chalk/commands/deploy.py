@@ -42,6 +42,7 @@ def register(sub):
                    "flash like frozen code (auto: when the firmware has one, else .mpy files "
                    "on the filesystem; yes: ROMFS or an error; no: the filesystem)")
     p.add_argument("--board", metavar="CONFIG",
-                   help="board config to copy as /board.json: five-pins, shove-hapenny or a "
+                   help="board config to copy as /board.json: five-pins, shove-hapenny, "
+                   "seven-pins, novuss or a "
                    ".json path (default: keep the board's own)")
     p.set_defaults(func=run)

@@ -9,10 +9,12 @@ ORDER = 55
 
 
 def render(lines):
-    """Text rows for a service reply's lines: {name: {"v", "edges"}} and "pegs": [s0, s1]."""
+    """Text rows for a service reply's lines: {name: {"v", "edges"}} (an analog line: {"v"}, its
+    reading) and "pegs": [s0, s1]."""
     rows = ["%-16s %5s %6s" % ("line", "level", "edges")]
     for name in sorted(k for k in lines if k != "pegs"):
-        rows.append("%-16s %5d %6d" % (name, lines[name]["v"], lines[name]["edges"]))
+        # An analog line (a colour sensor, "colour.<n>") has a reading and no edges.
+        rows.append("%-16s %5d %6s" % (name, lines[name]["v"], lines[name].get("edges", "")))
     pegs = lines.get("pegs")
     if pegs is not None:
         rows.append("pegs present (bed 1-9, holes 1-3):")

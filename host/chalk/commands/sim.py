@@ -9,6 +9,14 @@ from chalk.sim import SIM_HEAP
 ORDER = 20
 
 
+def game_config(args):
+    if not args.config:
+        return None
+    from chalk.commands.new import parse_config
+
+    return parse_config(args.config)
+
+
 def run(args):
     """Run a simulated board: live behind a pseudo-terminal, or a trace on a virtual clock."""
     from chalk import sim
@@ -17,7 +25,8 @@ def run(args):
         if not args.trace:
             raise ChalkError("--virtual plays a trace: give one with --trace FILE")
         actions, summary = sim.run_virtual(args.board, args.trace, flash=args.flash,
-                                           heap=args.heap, test_mode=args.test_mode)
+                                           heap=args.heap, test_mode=args.test_mode,
+                                           game=args.game, game_config=game_config(args))
         print("simulated %s board, trace %s: %d actions" % (args.board, args.trace,
                                                            len(actions)))
         print("+" + "-" * 16 + "+")
@@ -45,7 +54,8 @@ def run(args):
         print(json.dumps(game.state(), separators=(",", ":")))
         return 0
     board = sim.Sim(args.board, flash=args.flash, trace=args.trace, test_mode=args.test_mode,
-                    heap=args.heap, install_firmware=not args.no_install)
+                    heap=args.heap, install_firmware=not args.no_install, game=args.game,
+                    game_config=game_config(args))
     port = board.start()
     print(port, flush=True)
     print("simulated %s board on %s (flash %s); Ctrl-C stops it" % (
@@ -77,7 +87,12 @@ def register(sub):
                        "board. Prints the device path to use as --port; the flash directory "
                        "(journal, firmware) survives restarts.")
     s.add_argument("--board", default="five-pins",
-                   help="board config: five-pins, shove-hapenny, or a .json path")
+                   help="board config: five-pins, shove-hapenny, seven-pins, novuss, scorepad, "
+                   "or a .json path")
+    s.add_argument("--game", help="the game a scorepad plays (texas-42, domino-bingo, tally; "
+                   "default: its config's)")
+    s.add_argument("--config", nargs="+", metavar="JSON|KEY=VALUE",
+                   help="with --game: that game's config, as for `chalk new`")
     s.add_argument("--flash", help="the board's flash directory (default: in the user's data "
                    "directory, one per board)")
     s.add_argument("--trace", help="a sensor trace (JSON Lines) to play at boot")

@@ -1,0 +1,126 @@
+# Domino bingo (game id "domino-bingo"), by the rule digest rules/domino-bingo.md (DB-1 .. DB-8).
+#
+# The board keeps score, not the play: one action per hand,
+#   {"a":"hand","trump":0..6,"points":[a,b],"declared":[d0,d1],"big":[x,y]}
+# per player: the points counted in tricks (DB-2..DB-5; together at most DB-6's total for the
+# trump), the doubles declared and won (DB-8: a sum of 20, 40, 50 and 60), and the big points
+# earned during the hand (bingo DB-3, emperor and invincible DB-8). A player whose points plus
+# declarations reach 70 earns one more big point; the first to `big_points_to_win` (7 by default)
+# with more big points than the other wins (both are the digest's interpretation).
+#
+# Encoding: a hand has seven numbers, more than one 31-bit small int can hold without capping
+# the declarations and big points the contract leaves open. So the hand's numbers are kept in a
+# table of this game, one tuple per action position, and the action's code is its position: the
+# same int the journal of codes would hold at that place. A position is only ever rewritten by
+# the action prepared for it (an undone hand's slot is reused by the next hand), so the table never
+# holds more hands than the longest the game has been.
+
+from .base import Game, RuleError, check_keys, config_value
+
+_BIG0 = 0  # + player
+_HANDS = 2
+_WINNER = 3  # -1 while the game is on
+_LAST = 4  # + player: big points earned in the latest hand, bonus included (display only)
+_SIZE = 6
+
+# DB-6: the points in play by trump suit (0 = blanks .. 6 = sixes).
+TOTALS = (143, 135, 138, 131, 134, 147, 140)
+BONUS_AT = 70  # a hand's points + declarations reaching 70 earn one big point (interpretation)
+
+
+def declaration_ok(d):
+    """DB-8: a sum of 20, 40, 50 and 60: 0, 20, or any multiple of 10 from 40 up."""
+    return type(d) is int and d >= 0 and d % 10 == 0 and d != 10 and d != 30
+
+
+class Rules(Game):
+    GAME = "domino-bingo"
+    ACTIONS = ("hand",)
+
+    def check_config(self, config):
+        check_keys(config, ("big_points_to_win",), self.GAME)
+        to_win = config_value(config, "big_points_to_win", 7, low=1)
+        self._to_win = to_win
+        self._hands = []  # position -> (trump, a, b, d0, d1, x, y)
+        return {"big_points_to_win": to_win}
+
+    def initial(self):
+        s = [0] * _SIZE
+        s[_WINNER] = -1
+        return s
+
+    def _bad(self, rule, message, action):
+        return RuleError(rule, message, action, self.state())
+
+    def _pair(self, action, key, rule):
+        v = action.get(key)
+        if type(v) not in (list, tuple) or len(v) != 2:
+            # DB-1: two players, one number each.
+            raise self._bad("DB-1", "%s must list two numbers, one per player" % key, action)
+        for x in v:
+            if type(x) is not int or x < 0:
+                raise self._bad(rule, "%s must be whole numbers >= 0, not %s" % (key, x), action)
+        return v
+
+    def encode(self, action):
+        trump = action.get("trump")
+        if type(trump) is not int or trump < 0 or trump > 6:
+            raise self._bad("DB-1", "trump must be the suit 0..6 (0 = blanks) the turned "
+                            "domino names", action)
+        points = self._pair(action, "points", "DB-6")
+        if points[0] + points[1] > TOTALS[trump]:
+            raise self._bad("DB-6", "points %d + %d are more than the %d in play with trump %d"
+                            % (points[0], points[1], TOTALS[trump], trump), action)
+        declared = action.get("declared")
+        if type(declared) not in (list, tuple) or len(declared) != 2:
+            raise self._bad("DB-1", "declared must list two numbers, one per player", action)
+        for d in declared:
+            if not declaration_ok(d):
+                raise self._bad("DB-8", "declared %s is not a sum of 20, 40, 50 and 60 (doubles "
+                                "declared: 2 = 20, 3 = 40, 4 = 50, 5 = 60)" % (d,), action)
+        big = self._pair(action, "big", "DB-3")
+        hand = (trump, points[0], points[1], declared[0], declared[1], big[0], big[1])
+        pos = len(self)
+        if pos < len(self._hands):
+            self._hands[pos] = hand
+        else:
+            self._hands.append(hand)
+        return pos
+
+    def decode(self, code):
+        h = self._hands[code]
+        return {"a": "hand", "trump": h[0], "points": [h[1], h[2]], "declared": [h[3], h[4]],
+                "big": [h[5], h[6]]}
+
+    def step(self, s, code):
+        if s[_WINNER] >= 0:
+            w = s[_WINNER]
+            raise RuleError("DB-3", "game over: player %d has won %d big points to %d; only "
+                            "undo is allowed" % (w, s[_BIG0 + w], s[_BIG0 + 1 - w]))
+        h = self._hands[code]
+        for p in (0, 1):
+            earned = h[5 + p]
+            if h[1 + p] + h[3 + p] >= BONUS_AT:
+                earned += 1
+            s[_BIG0 + p] += earned
+            s[_LAST + p] = earned
+        s[_HANDS] += 1
+        a = s[_BIG0]
+        b = s[_BIG0 + 1]
+        # Once a player has reached big_points_to_win, the one with more big points wins; equal
+        # plays on and is judged the same way after the next hand.
+        if (a >= self._to_win or b >= self._to_win) and a != b:
+            s[_WINNER] = 0 if a > b else 1
+
+    def export(self, s):
+        return {"big": [s[_BIG0], s[_BIG0 + 1]], "hands": s[_HANDS],
+                "winner": None if s[_WINNER] < 0 else s[_WINNER]}
+
+    def winner_of(self, s):
+        return None if s[_WINNER] < 0 else s[_WINNER]
+
+    def view(self):
+        """Display facts beyond the match-log state: the goal and the latest hand's big points."""
+        s = self._s
+        return {"to_win": self._to_win,
+                "last": [s[_LAST], s[_LAST + 1]] if s[_HANDS] else None}
