@@ -1,8 +1,9 @@
 """hal/esp32.py executed, every line: the ESP32 hardware layer runs against a test-only fake
 `machine` (tests/fake_machine) on the MicroPython unix port and on CPython, through the boot of
-each board, a scan, an IRQ edge, a peg read over SPI and bit-banged, an OLED frame and the
-failure paths. MicroPython here has no sys.settrace, so the line coverage is measured on CPython
-with the standard library's `trace`, running the very same script."""
+each board, a scan, an IRQ edge, a peg read over SPI and bit-banged, an OLED frame, a colour
+sensor's ADC, a keypad scan and the failure paths. MicroPython here has no sys.settrace, so
+the line coverage is measured on CPython with the standard library's `trace`, running the very
+same script."""
 
 import json
 import os
@@ -56,6 +57,10 @@ def expected(out):
     assert spi["spi"] == [2, 1000000, 0, 0, 8, 0, 26, 23, 34] and spi["pegs"] == [0b101, 1 << 26]
     assert spi["null_display"] and spi["latch_mode"][0] == 3
     assert banged == {"pegs": [1 << 13, 0b11], "spi": 0}
+    nov = out["novuss"]
+    assert nov["read0"] == 0xABCD >> 4 and nov["atten"] == 3 and nov["count"] >= 1
+    pad = out["scorepad"]
+    assert pad["idle"] == 0 and pad["down"] == 1 << (1 * 4 + 2) and pad["row_mode"] == 7
 
 
 def test_the_esp32_hal_runs_on_the_unix_port_against_the_fake_machine(tmp_path):

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chalk import compact
 from chalk.randomgame import GAMES as RANDOM_GAMES
 from chalk.randomgame import random_match
 from scoreboard import frames
@@ -45,7 +46,7 @@ def test_action_frames_read_back_as_the_rec_and_state_they_stand_for(game_id, se
     head, actions = random_match(game_id, seed=seed, max_actions=150, accuracy=0.4,
                                  undo_rate=0.05)
     game = new_game(game_id, head["config"])
-    un = frames.Unpacker()
+    un = compact.Unpacker()
     un.learn(game_id, head["config"])
     n = 0
     for seq, t, action in actions:
@@ -87,10 +88,10 @@ def test_state_values_and_their_compact_forms():
                   {"a": 7, "b": None, "c": True, "d": [0, 9], "e": [[0, 0], [1, 0]], "f": [-1],
                    "g": [0, 0, 1], "h": [5, 15]}]:
         text = frames.state_text(state)
-        assert " " not in text and frames.parse_state(text, keys, like) == state
+        assert " " not in text and compact.parse_state(text, keys, like) == state
     assert frames.state_text({"scores": [12, 7], "x": None, "y": [3, 0, 0]}) == "12.7,~,3"
     with pytest.raises(ValueError):  # more digits than the game's list has
-        frames.parse_state("1234", ["y"], {"y": [0, 0, 0]})
+        compact.parse_state("1234", ["y"], {"y": [0, 0, 0]})
     assert not frames.compact_state({"name": "a b"})  # such a state goes as JSON
 
 
@@ -142,7 +143,7 @@ def test_a_resync_in_blocks_gives_the_records_of_protocol_1_from_any_seq(tmp_pat
     for after in (0, 1, 30, 41, 42, 43, 44, 100, last - 1, last):
         want = list(journal_records(j, after))  # protocol 1: one JSON rec per record
         lines = resync_lines(j, after, game, gid)
-        un = frames.Unpacker()
+        un = compact.Unpacker()
         got = host_read(lines, un)
         assert got[-1][0] == "ok" and got[-1][1]["result"]["last"] == (want[-1]["seq"] if want
                                                                           else after)
@@ -157,12 +158,12 @@ def test_a_resync_in_blocks_gives_the_records_of_protocol_1_from_any_seq(tmp_pat
 
 
 def test_a_block_whose_data_is_damaged_under_a_good_crc_is_refused():
-    un = frames.Unpacker()
+    un = compact.Unpacker()
     for text in ["five-pins 3 gIkP", "five-pins 3 !!!!", "five-pins x AAA=", "five-pins 3"]:
         with pytest.raises(ValueError):
             un.expand("r", text)
     with pytest.raises(ValueError):
-        frames.Unpacker().expand("a", "1 2 3 n,0,1,0.0,1,00,~")  # no game known yet
+        compact.Unpacker().expand("a", "1 2 3 n,0,1,0.0,1,00,~")  # no game known yet
 
 
 def run_check(cases, tmp_path, micropython):
@@ -191,7 +192,7 @@ def test_micropython_writes_the_same_compact_frames(tmp_path):
     mp = run_check({"encode": cases}, tmp_path, True)
     cp = run_check({"encode": cases}, tmp_path, False)
     assert mp == cp and len(mp) == len(cases)
-    un = frames.Unpacker()
+    un = compact.Unpacker()
     un.learn("shove-hapenny", head["config"])
     got = host_read([r["frame"] for r in mp[-1:]], un)
     assert [p for _, p in got] == [dict(a, seq=s, t=t) for s, t, a in actions]
@@ -212,7 +213,7 @@ def test_watch_raw_shows_each_line_with_what_it_stands_for(tmp_path):
     from chalk import watch
     from chalk.sim import Sim
 
-    un = frames.Unpacker()
+    un = compact.Unpacker()
     un.learn("five-pins", {})
     b = frames.Block("five-pins", 3)
     b.add(3, 1000, 0)  # break, player 0

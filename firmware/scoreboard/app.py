@@ -11,7 +11,7 @@ import json
 import time
 from array import array
 
-from . import frames, sense
+from . import sense
 from .display import Display, screen
 from .journal import Journal, JournalError
 from .referee import referee_for
@@ -267,6 +267,9 @@ class App:
         out = dict(rec)
         out["seq"] = seq
         # One compact `a` frame when the record packs (frames.pack_action), else rec + state.
+        # (Imported here: the link has it loaded on a board; the app alone need not hold it.)
+        from . import frames
+
         code = frames.pack_action(self.game, out)
         if code is not None and frames.compact_state(state):
             self.emit("a", {"seq": seq, "t": out["t"], "code": code, "state": state})

@@ -15,6 +15,7 @@ import time
 import serial
 from serial.tools import list_ports
 
+from chalk import compact
 from chalk.errors import ChalkError
 from scoreboard import frames
 from scoreboard.link import COMMANDS, EMIT_TYPES
@@ -204,7 +205,7 @@ class BoardLink:
         if ser.timeout is None or ser.timeout > READ_TIMEOUT:
             ser.timeout = READ_TIMEOUT
         self._lines = frames.Lines()
-        self._unpack = frames.Unpacker()  # compact frames (v2) back into rec/state payloads
+        self._unpack = compact.Unpacker()  # compact frames (v2) back into rec/state payloads
         # A fresh random id per session: a late reply to a previous session never matches.
         self._next_id = first_id if first_id is not None else random.randint(1, 10 ** 8)
         self._queue = collections.deque()

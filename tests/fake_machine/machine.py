@@ -16,6 +16,7 @@ spi_device = [None]  # what an SPI read clocks: an object with readinto(buf)
 i2c_log = []  # ("init", bus, scl, sda, freq) / ("writeto", addr, bytes) / ("writevto", ...)
 i2c_fail = [False]
 wdt = {"timeout": None, "feeds": 0}
+adc_values = {}  # GPIO -> 16-bit reading of an ADC on it
 _ID = b"\x24\x0a\xc4\x01\x02\x03"
 
 
@@ -30,6 +31,7 @@ def reset():
     i2c_fail[0] = False
     wdt["timeout"] = None
     wdt["feeds"] = 0
+    adc_values.clear()
 
 
 def unique_id():
@@ -43,6 +45,7 @@ def attach(gpio, write=None, read=None):
 class Pin:
     IN = 1
     OUT = 3
+    OPEN_DRAIN = 7
     PULL_UP = 2
     PULL_DOWN = 1
     IRQ_RISING = 1
@@ -111,6 +114,17 @@ class I2C:
     def writevto(self, addr, vector):
         self._fail()
         i2c_log.append(("writevto", addr, b"".join([bytes(b) for b in vector])))
+
+
+class ADC:
+    ATTN_11DB = 3
+
+    def __init__(self, pin, atten=None):
+        self.gpio = pin.gpio
+        modes[pin.gpio] = ("adc", atten)
+
+    def read_u16(self):
+        return adc_values.get(self.gpio, 0)
 
 
 class WDT:

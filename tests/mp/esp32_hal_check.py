@@ -92,4 +92,26 @@ machine.attach(34, read=chain.data)
 banged = esp32.make_board(loaded, journal=journal)
 banged.pegs.scan_into(arr)
 out["shove_banged"] = {"pegs": list(arr), "spi": len(machine.spi_buses)}
+# -- novuss: the pockets' colour sensors on ADC1 -------------------------------------------------
+machine.reset()
+machine.adc_values[32] = 0xABCD
+nov_cfg = load("novuss")
+del nov_cfg["pockets"]["4"]  # a pocket without sensors (played from the buttons)
+nov = esp32.make_board(nov_cfg, journal=journal)
+out["novuss"] = {"count": nov.analog.count, "read0": nov.analog.read(0),
+                 "atten": machine.modes[32][1],
+                 "none": [nov.analog.read(i) for i in range(nov.analog.count)].count(0)}
+
+# -- scorepad: the 4x4 keypad, rows open drain --------------------------------------------------
+machine.reset()
+pad_cfg = load("scorepad")
+rows, cols = pad_cfg["keypad"]["rows"], pad_cfg["keypad"]["cols"]
+for g in cols:
+    machine.levels[g] = 1  # pulled up: idle
+pad = esp32.make_board(pad_cfg, journal=journal)
+idle = pad.keypad.scan()
+# key "6": row 2, column 3 -- its column reads low while row 2 is driven low
+machine.attach(cols[2], read=lambda: 0 if machine.levels.get(rows[1], 0) == 0 else 1)
+down = pad.keypad.scan()
+out["scorepad"] = {"idle": idle, "down": down, "row_mode": machine.modes[rows[0]][0]}
 print(json.dumps(out))
