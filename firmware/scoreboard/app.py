@@ -271,9 +271,11 @@ class App:
         from . import frames
 
         code = frames.pack_action(self.game, out)
-        if code is not None and frames.compact_state(state):
+        try:
+            if code is None:
+                raise ValueError
             self.emit("a", {"seq": seq, "t": out["t"], "code": code, "state": state})
-        else:
+        except ValueError:  # no compact form (a state value with "," or a space): as JSON
             self.emit("rec", out)
             self.emit("state", {"seq": seq, "state": state})
         self.referee.changed()

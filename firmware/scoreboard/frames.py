@@ -292,13 +292,6 @@ def _text_ok(text):
     return True
 
 
-def _ints(v):
-    for x in v:
-        if type(x) is not int:
-            return False
-    return True
-
-
 def _value(v):
     t = type(v)
     if t is bool:
@@ -307,7 +300,7 @@ def _value(v):
         return _NULL
     if t is int:
         return str(v)
-    if (t is list or t is tuple) and _ints(v):
+    if (t is list or t is tuple) and not [x for x in v if type(x) is not int]:
         for x in v:
             if not 0 <= x <= 9:
                 return ".".join([str(x) for x in v]) + ("." if len(v) == 1 else "")
@@ -333,15 +326,6 @@ def state_text(state):
     return ",".join([_value(state[k]) for k in sorted(state)])
 
 
-def compact_state(state):
-    """True if a state dict has a compact form (state_text)."""
-    try:
-        state_text(state)
-    except ValueError:
-        return False
-    return True
-
-
 def action_text(p):
     """The text of an `a` frame from {"seq", "t", "code", "state"}."""
     code = p["code"]
@@ -365,26 +349,36 @@ def pack_action(game, rec):
     travels as JSON."""
     if type(rec.get("t")) is not int or rec["t"] < 0 or type(rec.get("seq")) is not int:
         return None
-    action = {}
-    for k in rec:
-        if k != "seq" and k != "t":
-            action[k] = rec[k]
-    if action == {"a": "undo"}:
+    if len(rec) == 3 and rec.get("a") == "undo":
         return UNDO
-    probes = getattr(game, "_frames_probes", None)
-    if probes is None:
-        # Two fresh instances of the game's rules: one encodes, the other decodes, so a code
-        # that means something only to the game that made it (an index into a table it keeps)
-        # is never sent as if it stood alone; the game's own state is left untouched.
-        probes = (type(game)(game.config), type(game)(game.config))
-        game._frames_probes = probes
     try:
-        code = probes[0].encode(action)
-        if type(code) is not int or code < 0 or probes[1].decode(code) != action:
+        code = game.encode(rec)  # (the rules ignore keys they do not know: seq and t)
+        if type(code) is not int or code < 0:
             return None
+        back = _decoder(game).decode(code)
     except Exception:
         return None
+    if len(back) + 2 != len(rec):
+        return None
+    for k in back:
+        if k not in rec or rec[k] != back[k]:
+            return None
     return code
+
+
+_DEC = [None, None, None]  # the class, config and instance of the last decoder made
+
+
+def _decoder(game):
+    """A fresh instance of the game's rules (one kept at a time): decoding with it, not with the
+    game that made the code, tells a code that stands alone from one that means something only
+    to its game (an index into a table it keeps, as domino-bingo's hands are)."""
+    if _DEC[0] is not type(game) or _DEC[1] != game.config:
+        _DEC[2] = None
+        _DEC[2] = type(game)(game.config)
+        _DEC[0] = type(game)
+        _DEC[1] = game.config
+    return _DEC[2]
 
 
 class Block:
@@ -420,16 +414,13 @@ class Block:
 
 
 def block_text(p):
-    """An `r` payload from a Block or {"game", "first", "records": [(t, code), ...]}."""
-    if isinstance(p, Block):
-        return p.text()
-    b = Block(p["game"], p["first"])
-    seq = p["first"]
-    for t, code in p["records"]:
-        if not b.add(seq, t, code):
-            raise ValueError("records do not fit one block")
-        seq += 1
-    return b.text()
+    """An `r` payload from a Block (or, for tests, {"game", "first", "records": [(t, code)]})."""
+    if not isinstance(p, Block):
+        b = Block(p["game"], p["first"])
+        for t, code in p["records"]:
+            b.add(b.last + 1, t, code)
+        p = b
+    return p.text()
 
 
 # -- lines -----------------------------------------------------------------------------------
