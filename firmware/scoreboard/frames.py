@@ -104,25 +104,30 @@ def _dump(obj, out, depth):
     elif depth >= _MAX_DEPTH:
         raise ValueError("payload nested deeper than %d" % _MAX_DEPTH)
     elif t is dict:
-        out.append("{")
+        # Each container is joined into one string as it is finished: no fragment list grows
+        # beyond one container's, so a big reply needs no large contiguous block of a board's
+        # fragmented heap (only the line itself).
+        part = ["{"]
         first = True
         for k in sorted(obj):
             if type(k) is not str:
                 raise ValueError("payload keys must be strings, not %r" % (k,))
             if not first:
-                out.append(",")
+                part.append(",")
             first = False
-            _str(k, out)
-            out.append(":")
-            _dump(obj[k], out, depth + 1)
-        out.append("}")
+            _str(k, part)
+            part.append(":")
+            _dump(obj[k], part, depth + 1)
+        part.append("}")
+        out.append("".join(part))
     elif t is list or t is tuple:
-        out.append("[")
+        part = ["["]
         for i in range(len(obj)):
             if i:
-                out.append(",")
-            _dump(obj[i], out, depth + 1)
-        out.append("]")
+                part.append(",")
+            _dump(obj[i], part, depth + 1)
+        part.append("]")
+        out.append("".join(part))
     else:
         raise ValueError("cannot put %s in a frame" % t.__name__)
 
