@@ -145,10 +145,15 @@ def main():
             with open(path, "w") as f:
                 matchlog.write(f, head, actions)
             args = [UNDO_EARLY, UNDO_LATE]
+            mp = run_mp(ROOT / "bench" / "mp_undo.py", args=[path] + args, heap=LONG_HEAP,
+                        check=False)
             for name, r in (("CPython", cpython(path, 0, "mp_undo.py", args)),
-                            ("MicroPython", json.loads(run_mp(
-                                ROOT / "bench" / "mp_undo.py", args=[path] + args,
-                                heap=LONG_HEAP).stdout))):
+                            ("MicroPython", json.loads(mp.stdout) if mp.returncode == 0
+                             else None)):
+                if r is None:
+                    print("%-14s %-11s (out of heap at -X heapsize=%s: the game's own tables)"
+                          % (game, name, LONG_HEAP))
+                    continue
                 print("%-14s %-11s %10.1f %10.1f %10d %12.2f %8s" % (
                     game, name, r["early"], r["late"], r["late_max"], r["late"] / r["early"],
                     "<= 2"))
