@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from chalk.archive import Archive, Follower, board_records  # noqa: E402
 from chalk.randomgame import random_match  # noqa: E402
-from scoreboard import frames  # noqa: E402
+from scoreboard import frames, pack  # noqa: E402
 
 ACTIONS = 1000
 WIRE_ACTIONS = 200  # actions played over the link for the bytes figure
@@ -124,7 +124,7 @@ def a_frames_bytes(head, actions):
     total = 0
     for seq, t, action in actions:
         state = game.apply(action)
-        code = frames.pack_action(game, dict(action, seq=seq, t=t))
+        code = pack.pack_action(game, dict(action, seq=seq, t=t))
         total += len(frames.encode(2 * seq, "a", {"seq": seq, "t": t, "code": code,
                                                   "state": state}).encode())
     return total / len(actions)

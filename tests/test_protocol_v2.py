@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from chalk import compact
 from chalk.randomgame import GAMES as RANDOM_GAMES
 from chalk.randomgame import random_match
-from scoreboard import frames
+from scoreboard import frames, pack
 from scoreboard.journal import Journal
 from scoreboard.link import Link
 from scoreboard.rules import new_game
@@ -52,7 +52,7 @@ def test_action_frames_read_back_as_the_rec_and_state_they_stand_for(game_id, se
     for seq, t, action in actions:
         state = game.apply(action)
         rec = dict(action, seq=seq, t=t)
-        code = frames.pack_action(game, rec)
+        code = pack.pack_action(game, rec)
         if game_id in ("shove-hapenny", "five-pins", "seven-pins", "novuss", "tally"):
             assert code is not None, rec  # every action of these games packs
         if code is not None:
@@ -69,7 +69,7 @@ def test_an_action_frame_is_short_readable_text():
     game = new_game("five-pins", {})
     game.apply({"a": "break", "player": 0})
     state = game.apply({"a": "shot", "player": 0, "pins": "12C", "carom": 3, "fouls": []})
-    code = frames.pack_action(game, {"a": "shot", "player": 0, "pins": "12C", "carom": 3,
+    code = pack.pack_action(game, {"a": "shot", "player": 0, "pins": "12C", "carom": 3,
                                      "fouls": [], "seq": 17, "t": 81234})
     line = frames.encode(42, "a", {"seq": 17, "t": 81234, "code": code, "state": state})
     # ball_in_hand, breaker, next, scores, set, sets, winner
@@ -87,26 +87,26 @@ def test_state_values_and_their_compact_forms():
                    "g": [1, 2, 3], "h": []},
                   {"a": 7, "b": None, "c": True, "d": [0, 9], "e": [[0, 0], [1, 0]], "f": [-1],
                    "g": [0, 0, 1], "h": [5, 15]}]:
-        text = frames.state_text(state)
+        text = pack.state_text(state)
         assert " " not in text and compact.parse_state(text, keys, like) == state
-    assert frames.state_text({"scores": [12, 7], "x": None, "y": [3, 0, 0]}) == "12.7,~,3"
+    assert pack.state_text({"scores": [12, 7], "x": None, "y": [3, 0, 0]}) == "12.7,~,3"
     with pytest.raises(ValueError):  # more digits than the game's list has
         compact.parse_state("1234", ["y"], {"y": [0, 0, 0]})
     with pytest.raises(ValueError):  # such a state goes as JSON
-        frames.state_text({"name": "a b"})
+        pack.state_text({"name": "a b"})
 
 
 def test_records_that_the_rules_do_not_give_back_exactly_stay_json():
     game = new_game("five-pins", {})
     shot = {"a": "shot", "player": 0, "pins": "1", "carom": 0, "fouls": [], "seq": 3, "t": 9}
-    assert frames.pack_action(game, shot) is not None
-    assert frames.pack_action(game, dict(shot, sig="ab12")) is None  # a key the rules drop
+    assert pack.pack_action(game, shot) is not None
+    assert pack.pack_action(game, dict(shot, sig="ab12")) is None  # a key the rules drop
     no_fouls = dict(shot)
     del no_fouls["fouls"]
-    assert frames.pack_action(game, no_fouls) is None  # decode would add "fouls": []
-    assert frames.pack_action(game, dict(shot, pins="X")) is None  # not a legal action
-    assert frames.pack_action(game, dict(shot, t=-1)) is None
-    assert frames.pack_action(game, {"a": "undo", "seq": 4, "t": 10}) == frames.UNDO
+    assert pack.pack_action(game, no_fouls) is None  # decode would add "fouls": []
+    assert pack.pack_action(game, dict(shot, pins="X")) is None  # not a legal action
+    assert pack.pack_action(game, dict(shot, t=-1)) is None
+    assert pack.pack_action(game, {"a": "undo", "seq": 4, "t": 10}) == pack.UNDO
 
 
 def write_journal(path, games):
@@ -186,7 +186,7 @@ def test_micropython_writes_the_same_compact_frames(tmp_path):
     recs = []
     for seq, t, action in actions:
         state = game.apply(action)
-        code = frames.pack_action(game, dict(action, seq=seq, t=t))
+        code = pack.pack_action(game, dict(action, seq=seq, t=t))
         cases.append([seq, "a", {"seq": seq, "t": t, "code": code, "state": state}])
         recs.append([t, code])
     cases.append([99, "r", {"game": "shove-hapenny", "first": 1, "records": recs}])
@@ -201,7 +201,7 @@ def test_micropython_writes_the_same_compact_frames(tmp_path):
 
 
 def test_base64_of_a_block_is_text_safe():
-    b = frames.Block("five-pins", 1)
+    b = pack.Block("five-pins", 1)
     for i in range(200):
         if not b.add(i + 1, i * 40000, (i * 7919) % 2 ** 24):
             break
@@ -216,9 +216,9 @@ def test_watch_raw_shows_each_line_with_what_it_stands_for(tmp_path):
 
     un = compact.Unpacker()
     un.learn("five-pins", {})
-    b = frames.Block("five-pins", 3)
+    b = pack.Block("five-pins", 3)
     b.add(3, 1000, 0)  # break, player 0
-    b.add(4, 2000, frames.UNDO)
+    b.add(4, 2000, pack.UNDO)
     line = frames.encode(5, "r", b).encode().rstrip()
     text = watch.raw_line(line, un.expand("r", frames.decode(line)[2]))
     assert text.splitlines() == [
@@ -262,7 +262,7 @@ def test_the_host_link_reads_compact_frames_and_shows_them_raw():
     game.apply({"a": "start", "side": 1})
     action = {"a": "turn", "side": 1, "beds": [0, 2, 0, 0, 0, 0, 0, 0, 1]}
     state = game.apply(action)
-    code = frames.pack_action(game, dict(action, seq=2, t=5000))
+    code = pack.pack_action(game, dict(action, seq=2, t=5000))
     head = {"game": "shove-hapenny", "config": {}, "chalk": 1}
     data = (frames.encode(0, "boot", {"game": "five-pins", "protocol": 2})
             + frames.encode(1, "rec", {"seq": 1, "type": "H", "header": head})

@@ -123,14 +123,14 @@ class Pad:
 
     def actions(self):
         # protocol 2: an action that packs is sent as one compact `a` frame (code + state)
-        from scoreboard import frames
+        from scoreboard import pack
 
         out = []
         for k, p in self.sent:
             if k == "rec" and "a" in p:
                 out.append(p)
             elif k == "a":
-                a = {"a": "undo"} if p["code"] == frames.UNDO else self.app.game.decode(p["code"])
+                a = {"a": "undo"} if p["code"] == pack.UNDO else self.app.game.decode(p["code"])
                 out.append(dict(a, seq=p["seq"], t=p["t"]))
         return out
 

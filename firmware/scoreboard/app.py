@@ -266,11 +266,11 @@ class App:
         self.last = _describe(rec)
         out = dict(rec)
         out["seq"] = seq
-        # One compact `a` frame when the record packs (frames.pack_action), else rec + state.
+        # One compact `a` frame when the record packs (pack.pack_action), else rec + state.
         # (Imported here: the link has it loaded on a board; the app alone need not hold it.)
-        from . import frames
+        from . import pack
 
-        code = frames.pack_action(self.game, out)
+        code = pack.pack_action(self.game, out)
         try:
             if code is None:
                 raise ValueError

@@ -283,7 +283,7 @@ class Link:
         count = 0
         try:
             for rec in records:
-                if isinstance(rec, frames.Block):  # records packed for an `r` frame
+                if type(rec) is not dict:  # a pack.Block: records packed for an `r` frame
                     self._send("r", rec)
                     last = rec.last
                     count += 1

@@ -6,7 +6,7 @@
 import select
 import sys
 
-from . import frames
+from . import pack
 from .app import App
 from .link import Link, Refused
 from .rules import ConfigError, RuleError
@@ -108,7 +108,7 @@ def _kind(k):
 def journal_records(journal, after, game=None, game_id=None):
     """The journal as link `rec` payloads: actions like match-log lines, headers and ends
     under their own key. With the rules of the game in progress (`game`), its actions that
-    pack (frames.pack_action) come as frames.Block runs instead, for compact `r` frames."""
+    pack (pack.pack_action) come as pack.Block runs instead, for compact `r` frames."""
     first = journal.game_first_seq() if game is not None else None
     block = None
     for seq, kind, payload in journal.records_after(after):
@@ -116,13 +116,13 @@ def journal_records(journal, after, game=None, game_id=None):
             rec = dict(payload)
             rec["seq"] = seq  # the journal's number, whatever the payload carries
             if first is not None and seq > first:
-                code = frames.pack_action(game, rec)
+                code = pack.pack_action(game, rec)
                 if code is not None:
                     if block is not None and block.add(seq, rec["t"], code):
                         continue
                     if block is not None:
                         yield block
-                    block = frames.Block(game_id, seq)
+                    block = pack.Block(game_id, seq)
                     block.add(seq, rec["t"], code)
                     continue
         elif kind == "H":

@@ -5,7 +5,7 @@ with the rules of the board's game (docs/serial-protocol.md). The board only wri
 import binascii
 import json
 
-from scoreboard.frames import _NULL, UNDO
+from scoreboard.pack import _NULL, UNDO
 
 
 def _parse(text, like):
