@@ -51,13 +51,6 @@ def action_text(p):
                             state_text(p["state"]))
 
 
-def _varint(v, out):
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-
-
 UNDO = -1  # the code of {"a": "undo"}: "u" in an `a` frame, 0 in a block (codes go in + 1)
 
 
@@ -102,24 +95,31 @@ def _decoder(game):
 
 class Block:
     """Journal records of one game packed for an `r` frame: add() them while they follow on
-    (consecutive seqs) and fit; text() is the frame's payload."""
+    (consecutive seqs) and fit; text() is the frame's payload.
 
-    LIMIT = 720  # bytes before base64: the line stays under MAX_LINE with the game id
+    The records go into one buffer shared by every Block (allocated once, never grown): a board
+    sends each block before it packs the next, and a long resync then needs no new, ever larger
+    bytearray per block from a fragmented heap."""
+
+    LIMIT = 360  # bytes before base64 (about 60 records): short lines, small allocations
 
     def __init__(self, game_id, seq):
+        global _BUF
+        if _BUF is None:
+            _BUF = bytearray(Block.LIMIT + 10)  # + the two varints of one more record
         self.game = game_id
         self.first = seq
         self.last = seq - 1
         self._t = 0
-        self._data = bytearray()
+        self._n = 0
 
     def add(self, seq, t, code):
         """Add a record; False (and nothing added) if it does not follow on or fit."""
-        if seq != self.last + 1 or len(self._data) > self.LIMIT:
+        if seq != self.last + 1 or self._n > self.LIMIT:
             return False
         d = t - self._t
-        _varint(d << 1 if d >= 0 else ((-d) << 1) - 1, self._data)
-        _varint(code + 1, self._data)
+        n = _put(d << 1 if d >= 0 else ((-d) << 1) - 1, self._n)
+        self._n = _put(code + 1, n)
         self._t = t
         self.last = seq
         return True
@@ -128,8 +128,22 @@ class Block:
         return self.last - self.first + 1
 
     def text(self):
-        b64 = binascii.b2a_base64(bytes(self._data)).decode().strip()
+        raw = bytes(memoryview(_BUF)[:self._n])  # type: ignore[arg-type]
+        b64 = binascii.b2a_base64(raw).decode().strip()
         return "%s %d %s" % (self.game, self.first, b64)
+
+
+_BUF = None  # the records of the Block being packed
+
+
+def _put(v, i):
+    """LEB128 varint v into the shared buffer at i; the index after it."""
+    while v >= 0x80:
+        _BUF[i] = (v & 0x7F) | 0x80
+        v >>= 7
+        i += 1
+    _BUF[i] = v
+    return i + 1
 
 
 def block_text(p):
