@@ -75,7 +75,7 @@ class Codes:
     checkpoint, so an undo costs the same at action 10,000 as at action 100 and a journal with
     undos boots in one pass. A state that does not fit 32-bit ints is kept as a list instead."""
 
-    _BLOCK = 64
+    _BLOCK = 128
 
     def __init__(self, width=0):
         self._w = width
