@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test lint check-static bench mpy hardware deploy flash clean
+.PHONY: setup demo test lint check-static bench mpy hardware deploy flash clean dist screenshots
 
 setup: $(STAMP)
 
@@ -36,6 +36,8 @@ demo: setup
 	@echo
 	$(BIN)/chalk sim --virtual --sheet --board scorepad --game tally \
 		--config players=3 target=15 kind=caps --trace host/chalk/samples/traces/tally.jsonl
+	@echo
+	$(BIN)/python bench/demo_serve.py
 
 lint: setup
 	$(BIN)/ruff check firmware host tests bench
@@ -69,5 +71,16 @@ hardware: setup
 bench: setup
 	$(BIN)/python bench/bench.py
 
+# A wheel of chalk with the firmware, board configs and samples inside (setup.py): what a pub
+# PC installs with `pipx install dist/chalk-*.whl`.
+dist: setup
+	rm -rf dist build/lib build/bdist.*
+	$(BIN)/pip wheel --quiet --disable-pip-version-check --no-deps -w dist .
+	@ls dist/*.whl
+
+# docs/venue-tables.png and docs/venue-table.png: the scoreboard pages in headless Chromium.
+screenshots: setup
+	$(BIN)/python -m tests.browser docs
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis .ruff_cache

@@ -163,10 +163,15 @@ def main():
 
 if __name__ == "__main__":
     main()
-    # The board (sensing tick, actions/s, heap, journal recovery) and the host archive.
-    from bench import bench_archive, bench_board
+    # The board (sensing tick, actions/s, heap, journal recovery), the main loop's longest
+    # pause in sensing, and the host archive.
+    from bench import bench_archive, bench_board, bench_gaps, bench_serve
 
     print()
     bench_board.main()
     print()
+    bench_gaps.main()
+    print()
     bench_archive.main()
+    print()
+    bench_serve.main()

@@ -3,8 +3,10 @@
 # On an ESP32 the board config is /board.json and the hardware layer is hal.esp32. On the
 # MicroPython unix port the same app runs as a simulated board:
 #     micropython main.py BOARD.json FLASH_DIR [--trace FILE] [--virtual] [--test-mode]
+#                         [--baud N]
 # --trace plays a sensor trace onto the virtual lines; --virtual runs on a virtual clock as fast
-# as it can (for tests and demos) and prints a JSON summary instead of serving the link.
+# as it can (for tests and demos) and prints a JSON summary instead of serving the link; --baud
+# paces the link's writes as a UART of that speed would carry them (default: the pty's pace).
 
 import gc
 import sys
@@ -22,7 +24,7 @@ def forget(name):
 def sim_main(argv):
     from scoreboard.hal.sim import SimBoard, TracePlayer, VirtualClock
 
-    opts = {"--trace": None}
+    opts = {"--trace": None, "--baud": None}
     flags = []
     pos = []
     i = 0
@@ -36,11 +38,13 @@ def sim_main(argv):
         i += 1
     if len(pos) != 2:
         print("usage: micropython main.py BOARD.json FLASH_DIR [--trace FILE] [--virtual] "
-              "[--test-mode]")
+              "[--test-mode] [--baud N]")
         sys.exit(2)
     virtual = "--virtual" in flags
     board = SimBoard(pos[0], pos[1], VirtualClock() if virtual else None)
     forget("scoreboard.boardpockets")  # it holds boardconfig's functions: first
+    if opts["--baud"]:
+        board.baud = int(opts["--baud"])
     forget("scoreboard.boardconfig")
     if virtual:
         return run_virtual(board, opts["--trace"], "--test-mode" in flags)
@@ -49,7 +53,7 @@ def sim_main(argv):
     board.display.mirror = "screen.txt"  # the screen as text, for `chalk sim --show`
     trace = None
     if opts["--trace"]:
-        trace = TracePlayer(board, open(opts["--trace"]))
+        trace = TracePlayer(board, open(opts["--trace"], "rb"))  # bytes: a bad line is named
     serve(board, trace=trace, test_mode=True if "--test-mode" in flags else None)
 
 
@@ -65,7 +69,7 @@ def run_virtual(board, trace_path, test_mode):
     clock = board.clock
     step = board.cfg["timings"]["scan_ms"]
     if trace_path:
-        with open(trace_path) as f:
+        with open(trace_path, "rb") as f:
             player = TracePlayer(board, f)
             while not player.done:
                 clock.advance(step)

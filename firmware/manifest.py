@@ -25,5 +25,6 @@ include("$(PORT_DIR)/boards/manifest.py")  # noqa: F821 (the build tool defines 
 package("scoreboard")  # noqa: F821
 
 # The boot script. A frozen main.py runs in preference to a /main.py on the filesystem, so the
-# scoreboard starts on every boot; Ctrl-C over USB still reaches the REPL.
+# scoreboard starts on every boot; mpremote (CR Ctrl-C) or Ctrl-C pressed twice over USB still
+# reaches the REPL (one stray Ctrl-C byte does not: see docs/serial-protocol.md).
 module("main.py")  # noqa: F821

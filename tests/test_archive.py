@@ -67,7 +67,7 @@ def table_rows(path):
 # -- unit: schema and ingest -------------------------------------------------------------------
 
 def test_new_archive_is_versioned_wal_with_foreign_keys(tmp_path):
-    path = tmp_path / "sub" / "a.sqlite3"
+    path = tmp_path / "a.sqlite3"
     with Archive(path, create=True) as a:
         assert a.db.execute("PRAGMA user_version").fetchone()[0] == arch.SCHEMA_VERSION
         assert a.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -497,9 +497,13 @@ def archive_last_seq(db):
         return 0
 
 
-def wait_caught_up(db, flash, timeout=20.0, not_before=0.0, log=""):
-    """Wait until the trace has played (not_before, a time.monotonic() value), the board's
-    journal has stopped growing, and the archive holds its last seq."""
+def wait_caught_up(db, flash, timeout=20.0, not_before=0.0, log="", expect=None):
+    """Wait until the board's journal holds `expect`, the last seq the play makes, and the
+    archive holds it too: events, however slow a busy machine makes the board. Without
+    `expect`: until the trace has played (not_before, a time.monotonic() value), the journal has
+    stopped growing, and the archive holds its last seq. Either way the archive must hold a
+    state at that seq too (on a noisy line, a state frame lost on the wire is asked for once the
+    line is quiet). `timeout` is only an upper bound."""
     deadline = time.monotonic() + timeout
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
@@ -507,11 +511,23 @@ def wait_caught_up(db, flash, timeout=20.0, not_before=0.0, log=""):
         now = time.monotonic()
         if board != last:
             last, since = board, now
-        if now >= not_before and now - since >= 0.8 and archive_last_seq(db) == board:
+        if expect is not None:
+            if board >= expect and archive_last_seq(db) == board and _has_state(db, board):
+                return board
+        elif now >= not_before and now - since >= 0.8 and archive_last_seq(db) == board and \
+                _has_state(db, board):
             return board
         time.sleep(0.1)
     raise AssertionError("the archive holds seq %d, the board is at %s\n%s" % (
         archive_last_seq(db), last, log() if callable(log) else log))
+
+
+def _has_state(db, seq):
+    try:
+        with Archive(db) as a:
+            return a.has_state(1, seq)
+    except ArchiveError:
+        return False  # not created yet
 
 
 def board_state(port):
@@ -573,27 +589,48 @@ def check_archive(db, flash, expected_games, final_state, log="", every_game_sta
 class Live:
     """One live run: the simulated board, its flash, the archive file, the follow loop."""
 
-    def __init__(self, tmp_path, play, test_mode=True):
+    def __init__(self, tmp_path, play, test_mode=True, deferred=False):
         from chalk.sim import Sim
 
         trace = play.write(tmp_path / "trace.jsonl")
         self.play = play
         self.flash = tmp_path / "flash"
         self.db = tmp_path / "a.db"
-        self.sim = Sim(board_config(tmp_path), flash=self.flash, trace=trace,
-                       test_mode=test_mode)
+        # deferred: the board boots idle and plays only after start_play(), once a follower
+        # that starts slowly on a busy machine is there to see every record live.
+        self.trace = trace
+        self.sim = Sim(board_config(tmp_path), flash=self.flash,
+                       trace=None if deferred else trace, test_mode=test_mode)
         self.ctl = None
         self.port = self.sim.start()
         self.t0 = time.monotonic()
         self.more = 0.0  # seconds of play added after the first trace (a second trace)
+        self.expect = play.seq  # the last seq the board journals once everything has played
 
     def follow(self):
         self.ctl = Following(self.db, self.port)
 
-    def wait(self, timeout=25.0):
+    def start_play(self):
+        """Switch the idle board off and on: it boots into the trace (the game's header it
+        journaled at its first boot stays, so the play's seqs are unchanged)."""
+        self.sim.next_trace = self.trace
+        self.sim.power_cut()
+        self.t0 = time.monotonic()
+
+    def wait(self, timeout=120.0):
         log = self.ctl.text if self.ctl else ""
         return wait_caught_up(self.db, self.flash, timeout=self.play.seconds + self.more + timeout,
-                              not_before=self.t0 + self.play.seconds + self.more, log=log)
+                              not_before=self.t0 + self.play.seconds + self.more, log=log,
+                              expect=self.expect)
+
+    def wait_for(self, what, pred, timeout=120.0):
+        """Wait for an event (pred() true); `timeout` is only an upper bound."""
+        deadline = time.monotonic() + timeout
+        while not pred():
+            if time.monotonic() > deadline:
+                raise AssertionError("gave up waiting for %s\n%s" % (
+                    what, self.ctl.text() if self.ctl else ""))
+            time.sleep(0.02)
 
     def close(self):
         if self.ctl is not None and self.ctl.thread.is_alive():
@@ -602,10 +639,10 @@ class Live:
         self.sim.stop()
 
 
-def run_live(tmp_path, play, disturb, follow=True):
+def run_live(tmp_path, play, disturb, follow=True, deferred=False):
     """Play `play` on a simulated board archived into tmp_path/a.db while `disturb(live)` runs;
     returns (live, board hello, board state, follower log)."""
-    lv = Live(tmp_path, play)
+    lv = Live(tmp_path, play, deferred=deferred)
     try:
         if follow:
             lv.follow()
@@ -625,9 +662,11 @@ def test_live_cable_cut_and_restored(tmp_path):
     play = standard_play(seed=1)
 
     def disturb(lv):
-        time.sleep(1.5)
+        lv.wait_for("the first records archived", lambda: archive_last_seq(lv.db) >= 3)
         lv.sim.cut = True  # unplugged: bytes lost both ways while the game goes on
-        time.sleep(1.5)
+        at_cut = flash_last_seq(lv.flash)
+        lv.wait_for("the follower to notice the cut and the game to go on", lambda: (
+            "retrying" in lv.ctl.text() and flash_last_seq(lv.flash) >= at_cut + 2))
         lv.sim.cut = False
 
     lv, hello, state, log = run_live(tmp_path, play, disturb)
@@ -656,10 +695,17 @@ def test_live_host_killed_and_restarted(tmp_path):
 
     def disturb(lv):
         first = start(lv.port)
-        time.sleep(2.0)
-        first.send_signal(signal.SIGKILL)  # mid-game, perhaps mid-transaction
+        # The game starts once the archiver follows (it holds the header), so it sees game 1
+        # live, states and all; it is killed mid-game, perhaps mid-transaction.
+        lv.wait_for("the first archiver to follow", lambda: archive_last_seq(lv.db) >= 1)
+        lv.start_play()
+        lv.wait_for("the first archiver to store records", lambda: archive_last_seq(lv.db) >= 4)
+        first.send_signal(signal.SIGKILL)
         first.wait()
-        time.sleep(1.0)  # the game goes on with nobody listening
+        at_kill = flash_last_seq(lv.flash)
+        # The game goes on with nobody listening.
+        lv.wait_for("records journaled with nobody listening",
+                    lambda: flash_last_seq(lv.flash) >= at_kill + 2)
         start(lv.port)
         # Once it has caught up, stop it as a service manager would (SIGTERM): the port is
         # then free for the checks.
@@ -668,7 +714,7 @@ def test_live_host_killed_and_restarted(tmp_path):
         runs[-1].wait(timeout=10)
 
     try:
-        lv, hello, state, _ = run_live(tmp_path, play, disturb, follow=False)
+        lv, hello, state, _ = run_live(tmp_path, play, disturb, follow=False, deferred=True)
         db, flash = lv.db, lv.flash
     finally:
         for p in runs:
@@ -750,11 +796,16 @@ def test_live_power_cut_and_reboot(tmp_path):
     second.write(second_trace)
 
     def disturb(lv):
-        time.sleep(2.0)
+        # Cut once a few shots are journaled (however slowly the board boots), mid-game.
+        lv.wait_for("shots on the board's journal", lambda: flash_last_seq(lv.flash) >= 6)
         lv.sim.next_trace = second_trace
+        proc = lv.sim.proc
         lv.sim.power_cut()
-        lv.more = 2.0 + second.t / 1000 - first.seconds  # the second trace ends after that
-        lv.more = max(lv.more, 0.0)
+        proc.wait(timeout=60)
+        # The board is dead: its journal is what the reboot resumes, and the second trace adds
+        # one record per shot to it.
+        lv.expect = flash_last_seq(lv.flash) + len(after_spec)
+        lv.more = max(2.0 + second.t / 1000 - first.seconds, 0.0)
 
     lv, hello, state, log = run_live(tmp_path, first, disturb)
     db, flash = lv.db, lv.flash

@@ -41,7 +41,7 @@ def shove(tmp_path):
         yield sim
 
 
-def wait_for(board, pred, timeout=5.0):
+def wait_for(board, pred, timeout=60.0):  # an upper bound only
     """Poll the board's unsolicited frames until pred(frame) holds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -91,8 +91,9 @@ def test_watch_once_shows_score_move_last_action_and_a_sensor_warning(five_pins,
         board.request("new", {"game": "five-pins", "players": ["Ann", "Bob"]})
         board.request("act", {"action": {"a": "break", "player": 0}})
         after = board.request("act", {"action": {"a": "shot", "player": 0, "pins": "12"}})
-        # pin C chattering: 14 short wobbles in 280 ms (chatter_edges 12 in 1000 ms)
-        events = [{"t": 10 * i, "line": "pin.C", "v": (i + 1) % 2} for i in range(28)]
+        # pin C chattering: 14 short wobbles in 700 ms, an edge every 25 ms (over
+        # chatter_edges 10 in 400 ms, counted as the debouncer takes them)
+        events = [{"t": 25 * i, "line": "pin.C", "v": (i + 1) % 2} for i in range(28)]
         board.request("inject", {"events": events})
         wait_for(board, lambda f: f.type == "warn" and f.payload.get("fault") == "chatter")
     score = after["state"]["scores"]
@@ -144,11 +145,11 @@ def test_watch_redraws_in_place_on_a_terminal(five_pins):
 
     t = threading.Thread(target=run)
     t.start()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # upper bounds only: each loop waits for an event
     while watch.CLEAR not in out.getvalue() and time.monotonic() < deadline:
         time.sleep(0.05)
     five_pins.power_cut()  # the board reboots: a boot frame, and the screen is redrawn
-    while "(the board restarted)" not in out.getvalue() and time.monotonic() < deadline + 5:
+    while "(the board restarted)" not in out.getvalue() and time.monotonic() < deadline + 60:
         time.sleep(0.05)
     five_pins.stop()  # the cable is gone for good
     t.join(10)
@@ -171,9 +172,11 @@ def test_watch_prints_one_line_per_change_and_one_line_when_the_board_is_gone(fi
         assert "five-pins game " in first and "set 1: P1 0 (0) - P2 0 (0)" in first
         five_pins.power_cut()
         second = proc.stdout.readline()
+        while " NOT SCORING: " in second:  # a reboot slower than the heartbeat, under load
+            second = proc.stdout.readline()
         assert second.rstrip().endswith("| (the board restarted)")
         five_pins.stop()
-        rest, err = proc.communicate(timeout=10)
+        rest, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()

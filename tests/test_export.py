@@ -237,7 +237,7 @@ def test_export_errors(db, tmp_path):
 
 
 def test_library_export_and_file_names(db, tmp_path):
-    with Archive(db) as a:
+    with Archive(db, readonly=False) as a:  # it edits the archive below
         games = a.games()
         assert filename(games[0], "csv") == "esp32-a1b2c3d4e5f6-g00001.csv"
         out = []

@@ -355,6 +355,30 @@ def test_ssd1306_init_and_show():
     assert bytes([0xA0, 0xC0]) in flipped.writes[0][1]
 
 
+def test_a_redraw_goes_out_a_page_per_loop_pass_with_the_same_bytes():
+    from scoreboard.display import Display as Screen
+
+    whole, paged = RecordingI2C(), RecordingI2C()
+    a, b = SSD1306(whole), SSD1306(paged)
+    whole.writes.clear()
+    paged.writes.clear()
+    a.fb.text("SCORE 12", 0, 8)
+    a.show()  # the whole screen in one go, as before
+    screen = Screen(b)
+    screen.show(["", "SCORE 12"])
+    assert paged.writes == []  # nothing sent within show(): the loop sends it
+    sent = 0
+    while screen.step():
+        sent += 1
+        assert len(paged.writes) == 2 * sent  # one page (its window, its 128 bytes) a pass
+    assert sent == 8 and not screen.step()
+    windows = [w[1] for w in paged.writes[0::2]]
+    assert windows == [bytes([0x00, 0x21, 0, 127, 0x22, p, p]) for p in range(8)]
+    assert [w[1] for w in paged.writes[1::2]] == [w[1] for w in whole.writes[1:]]
+    screen.show(["", "SCORE 12"])  # the same screen: nothing to send
+    assert not screen.step()
+
+
 # -- clocks and storage ---------------------------------------------------------------------------
 
 def test_ticks_arithmetic_wraps_like_micropython():
@@ -413,11 +437,13 @@ def test_config_and_sim_hal_agree_on_micropython_and_cpython(tmp_path):
         "mp.sanity": "allocates", "mp.read": "ok", "mp.level": "ok", "mp.scan_into": "ok",
         "mp.scan_into_array": "ok",
         "mp.scan_result": [1 | 1 << 26, 1 << 13], "mp.ssd1306_show": "ok",
-        "mp.ssd1306_bytes": 1024, "mp.font_pixel": 1,
+        "mp.ssd1306_bytes": 1024, "mp.font_pixel": 1, "mp.ssd1306_show_page": "ok",
+        "mp.ssd1306_page_bytes": 128,
     }
     report_micropython("board-config and sim-hal checks, same on CPython (192k: both games)",
                        len(shared))
-    report_micropython("heap_lock checks: Lines.read, level, Pegs.scan_into, SSD1306.show", 5)
+    report_micropython("heap_lock checks: Lines.read, level, Pegs.scan_into, SSD1306.show, "
+                       "show_page", 6)
 
 
 def test_a_simulated_table_fits_an_esp32_sized_heap(tmp_path):
@@ -671,3 +697,28 @@ def test_esp32_display_counts_failed_refreshes(fake_machine, tmp_path):
     board.display.i2c.writevto = broken
     board.display.show()
     assert board.display.errors == 1
+
+
+def test_esp32_watchdog_is_started_by_the_loop_fed_and_stretched_for_the_repl(fake_machine,
+                                                                             tmp_path):
+    fake, esp32 = fake_machine()
+    made = []
+
+    class WDT:
+        def __init__(self, timeout):
+            self.timeout = timeout
+            self.fed = 0
+            made.append(self)
+
+        def feed(self):
+            self.fed += 1
+
+    sys.modules["machine"].WDT = WDT
+    board = esp32.make_board(FIVE, journal=str(tmp_path / "journal"))
+    assert made == [] and board.baud == 115200  # building a board starts no watchdog
+    dog = board.watchdog(8000)
+    dog.feed()
+    dog.feed()
+    assert [(w.timeout, w.fed) for w in made] == [(8000, 2)]
+    dog.release()  # the REPL's turn: a new timeout, long enough for mpremote
+    assert [w.timeout for w in made] == [8000, esp32.REPL_WATCHDOG_MS] and made[1].fed == 1

@@ -421,8 +421,10 @@ def test_sigkill_never_loses_an_acknowledged_record(tmp_path):
     rng = random.Random(20250131)
     acked, durable, kills = [], 0, 0
     for k in range(30):
+        # bufsize=0: readline() below must not read ahead into a buffer that communicate(),
+        # reading the pipe itself, would never see (the lines printed after the first).
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                             cwd=str(ROOT))
+                             cwd=str(ROOT), bufsize=0)
         guard = threading.Timer(20, p.kill)  # never hang the suite on a stuck writer
         guard.start()
         first = b""
@@ -456,3 +458,26 @@ def test_sigkill_never_loses_an_acknowledged_record(tmp_path):
     assert r.last_seq - durable in (0, 1)  # at most the record in flight when killed
     assert kills >= 20 and len(acked) > 100
     report_micropython("journal writer SIGKILLs, every acknowledged seq kept", kills)
+
+
+def test_records_after_only_rises_past_a_file_with_no_good_record(tmp_path):
+    # Game 2's only record is damaged, and game 3 starts again at seq 1 (say, files copied in
+    # from another board): boot reports both files, and records_after never goes back.
+    j, _ = booted(tmp_path)
+    j.new_game(HEAD)
+    j.append(turn(0))
+    j.end_game({"winner": None})
+    j.close()
+    (tmp_path / "g00002.jnl").write_bytes(
+        encode(4, "H", dict(HEAD, game_no=2)).replace(b"Ann", b"Anx"))
+    (tmp_path / "g00003.jnl").write_bytes(encode(1, "H", dict(HEAD, game_no=3))
+                                          + encode(2, "A", turn(1)))
+    j, r = booted(tmp_path)
+    got = seqs(j.records_after(0))
+    assert got == [1, 2, 3] and got == sorted(set(got))
+    assert [(e["file"], e["error"]) for e in r.errors] == [
+        ("g00002.jnl", "checksum mismatch"), ("g00003.jnl", "seq 1 after 3")]
+    assert r.header is None and r.last_seq >= 4  # nothing resumes; new seqs come after
+    no, seq = j.new_game(HEAD)
+    assert seq > 4 and seqs(j.records_after(0)) == [1, 2, 3, seq]
+    j.close()

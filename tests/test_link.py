@@ -129,7 +129,8 @@ def test_partial_merged_and_garbage_input():
     assert replies(out)[-1][2]["id"] == 4
     assert [r[0] for r in replies(out)] == [0, 1, 2]  # the board's own frame numbers
     assert link.stats() == {"frames_in": 3, "frames_out": 3, "corrupt": 1, "noise": 3,
-                            "ignored": 0, "refused": 0, "repeats": 0, "version": 0}
+                            "ignored": 0, "refused": 0, "repeats": 0, "version": 0,
+                            "dropped": 0}
 
 
 def test_exactly_one_reply_per_command_whatever_happens():

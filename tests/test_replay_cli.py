@@ -132,8 +132,8 @@ def test_replay_reads_standard_input():
 
 
 @pytest.mark.parametrize("args, code, text", [
-    (["replay", "/nonexistent/x.jsonl"], 1, "no such match log"),
-    (["replay", "/"], 1, "is a directory"),
+    (["replay", "/nonexistent/x.jsonl"], 2, "no such match log"),
+    (["replay", "/"], 2, "is a directory"),
 ])
 def test_replay_file_errors_are_one_clear_line(args, code, text):
     r = chalk(*args)

@@ -21,6 +21,7 @@ from scoreboard.sense import (
     kind_name,
 )
 from tests.mp import sense_cases as cases
+from tests.mp import sense_table as table
 from tests.mpy import FIRMWARE, MP_TESTS, micropython_path, run_mp
 
 needs_mp = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")
@@ -47,6 +48,26 @@ def test_button_short_vs_long_press():
 
 def test_button_change_during_lockout_taken_after():
     cases.button_change_during_lockout_taken_after()
+
+
+def test_glitch_shorter_than_min_press_is_no_press():
+    table.button_glitch_shorter_than_min_press_is_no_press()
+
+
+def test_dropout_in_a_hold_is_the_same_hold():
+    table.button_dropout_in_a_hold_is_the_same_hold()
+
+
+def test_bounce_is_not_chatter():
+    table.health_bounce_is_not_chatter()
+
+
+def test_close_waits_for_a_pin_mid_fall_FP18_FP21():
+    table.tilt_close_waits_for_a_pin_mid_fall()
+
+
+def test_lying_pin_glitch_is_not_a_fall_FP19_FP21():
+    table.tilt_lying_pin_glitch_is_not_a_fall()
 
 
 def test_button_muted_line_silent():
@@ -175,8 +196,9 @@ def test_every_case_has_a_named_test():
     for name in dir(here):
         fn = getattr(here, name)
         if name.startswith("test_") and callable(fn) and fn.__code__.co_names:
-            wrapped.update(n for n in fn.__code__.co_names if hasattr(cases, n))
-    assert {name for name, _ in cases.CASES} <= wrapped
+            wrapped.update(n for n in fn.__code__.co_names
+                           if hasattr(cases, n) or hasattr(table, n))
+    assert {name for name, _ in cases.CASES + table.CASES} <= wrapped
 
 
 # -- the same checks, and the allocation proof, on MicroPython -----------------------------
@@ -186,8 +208,8 @@ def test_same_checks_on_micropython():
     failed = [line for line in out.splitlines() if line.startswith("FAIL")]
     assert not failed, out
     passed = {line.split()[1] for line in out.splitlines() if line.startswith("PASS")}
-    assert passed == {name for name, _ in cases.CASES}
-    assert "SUMMARY passed=%d failed=0" % len(cases.CASES) in out
+    assert passed == {name for name, _ in cases.CASES + table.CASES}
+    assert "SUMMARY passed=%d failed=0" % len(cases.CASES + table.CASES) in out
 
 
 @needs_mp
@@ -201,12 +223,13 @@ def test_hot_paths_allocate_nothing_under_heap_lock():
     assert "BIGINT 0" in out, out  # every stored int fits an ESP32 small int
     assert "GARBAGE 0" in out, out  # unlocked, nothing is left on the heap either
     counts = dict((m[0], int(m[1])) for m in re.findall(r"^COUNT (\w+) (\d+)$", out, re.M))
-    # 60 s of play: 30 short presses, 30+6 long presses, 12 shots of each kind, 3 pins
-    # down per 5 s cycle (one only the interrupt saw), 40 pegs placed and pulled, and the
+    # 60 s of play: 30 short presses, 30+6 long presses, 12 shots of each kind, 4 pins
+    # down per 5 s cycle (one only the interrupt saw, one the close waited for), 40 pegs
+    # placed and pulled, and the
     # stuck and chattering lines reported and cleared.
     assert counts["press"] == 30 and counts["long"] == 36, counts
     assert counts["line"] > 0, counts
-    assert counts["pin_down"] == 36, counts
+    assert counts["pin_down"] == 48, counts
     assert counts["shot_settled"] == 12 and counts["shot_closed"] == 12, counts
     assert counts["peg"] == 80, counts
     assert counts["fault_stuck"] == 6 and counts["fault_chatter"] > 0, counts

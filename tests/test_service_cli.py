@@ -26,7 +26,7 @@ def row(out, name):
     return [line.split() for line in out.splitlines() if line.split()[:1] == [name]][0]
 
 
-def reading(capsys, port, done, timeout=10.0):
+def reading(capsys, port, done, timeout=60.0):
     """`chalk service --once` until done(output) holds (the board plays injected changes in its
     own time; a busy machine may take a while)."""
     deadline = time.monotonic() + timeout
@@ -43,6 +43,8 @@ def test_service_shows_levels_and_edge_counts_of_switch_lines(tmp_path, capsys):
         code, out, _ = chalk(capsys, "service", "--once", "--port", sim.port)
         assert code == 0
         assert row(out, "btn.foul") == ["btn.foul", "0", "0"]
+        with connect(sim.port) as board:
+            board.request("service", {"on": True})  # as entered at the table: --once keeps it
         # A pin tipped and stood up again, then tipped and left lying; foul and confirm pressed.
         inject(sim.port, [{"t": 0, "line": "pin.3", "v": 1}, {"t": 100, "line": "pin.3", "v": 0},
                           {"t": 200, "line": "pin.3", "v": 1},
@@ -62,11 +64,32 @@ def test_service_shows_levels_and_edge_counts_of_switch_lines(tmp_path, capsys):
             assert st["state"]["next"] is None
         code, out, _ = chalk(capsys, "service", "--off", "--port", sim.port)
         assert code == 0
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # an upper bound only
         with connect(sim.port) as board:
             while board.request("state")["screen"][0].startswith("SERVICE"):
                 assert time.monotonic() < deadline, "the service view stayed on"
                 time.sleep(0.05)
+
+
+def test_service_once_leaves_a_scoring_board_scoring(tmp_path, capsys):
+    with Sim("five-pins", flash=tmp_path / "flash", test_mode=True) as sim:
+        code, out, _ = chalk(capsys, "service", "--once", "--port", sim.port)
+        assert code == 0 and row(out, "btn.foul") == ["btn.foul", "0", "0"]
+        with connect(sim.port) as board:
+            st = board.request("state")
+            assert st["mode"] == "scoring"
+            assert not st["screen"][0].startswith("SERVICE")
+            deadline = time.monotonic() + 10
+            while board.beat is None and time.monotonic() < deadline:  # the heartbeat too
+                board.poll(0.1)
+            assert board.beat[1] == {"mode": "scoring"}
+            # And it scores: confirm takes the break (FP-7).
+            board.request("inject", {"events": [{"t": 0, "line": "btn.confirm", "v": 1},
+                                                {"t": 90, "line": "btn.confirm", "v": 0}]})
+            f = board.poll(10)
+            while f is not None and f.type != "rec":
+                f = board.poll(10)
+            assert f is not None and f.payload["a"] == "break"
 
 
 def test_service_draws_the_pegs_present(tmp_path, capsys):

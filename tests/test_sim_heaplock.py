@@ -23,14 +23,22 @@ def mpy(tmp_path_factory):
     return out
 
 
-def run(board, mpy, tmp_path):
+def run(board, mpy, tmp_path, *extra):
     cfg = ROOT / "firmware" / "boards" / (board + ".json")
-    out = run_mp(MP_TESTS / "app_heaplock.py", args=[mpy, cfg, tmp_path / "flash", STEPS],
-                 heap=SIM_HEAP, check=False)
+    out = run_mp(MP_TESTS / "app_heaplock.py", args=[mpy, cfg, tmp_path / "flash", STEPS]
+                 + list(extra), heap=SIM_HEAP, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "MEMORY_ERROR" not in out.stdout
     got = dict(line.split() for line in out.stdout.splitlines())
     return {k: int(v) for k, v in got.items()}
+
+
+@pytest.mark.parametrize("board", ["five-pins", "shove-hapenny"])
+def test_recording_line_changes_allocates_nothing(board, mpy, tmp_path):
+    # chalk record's mode: every change noted by the scan and the edge callback, heap locked.
+    got = run(board, mpy, tmp_path, "record")
+    assert got["STEPS"] == STEPS and got["GARBAGE"] == 0
+    assert got["RECORDED"] > STEPS // 100 and got["RECORD_DROPPED"] == 0
 
 
 @pytest.mark.parametrize("board", ["five-pins", "shove-hapenny", "seven-pins", "novuss"])

@@ -60,8 +60,10 @@ def five_lines(table, before, action, rng):
         t = 150
         if action["carom"]:
             t = press(lines, t, "carom%d" % action["carom"])
-        for _ in range(FOULS.index(action["fouls"][0]) + 1 if action["fouls"] else 0):
-            t = press(lines, t, "foul")
+        for code in action["fouls"]:  # the foul list: foul moves to it, confirm marks it
+            for _ in range(FOULS.index(code) + 1):
+                t = press(lines, t, "foul")
+            t = press(lines, t, "confirm")
         t = press(lines, t, "confirm")
     return lines, t - GAP
 
@@ -117,7 +119,7 @@ class Table:
                 return
             self.take(f)
 
-    def until(self, what, timeout=10.0):
+    def until(self, what, timeout=60.0):  # an upper bound only: a busy machine is slow
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             f = self.link.poll(0.05)
@@ -167,13 +169,12 @@ class Table:
         if self.pegs:
             # The pegs stayed in their holes; the simulated board's lines start empty.
             self.inject([(0, "peg.%d.%d.%d" % p, 1) for p in self.pegs])
-            time.sleep(0.45)  # the peg debounce, and a scan
-        return self.check()
+        return self.check()  # it waits for the board to have read them
 
     def check(self):
         """After a boot: the journal against what the host saw, the state against a replay of
         the journal, the warnings against the pegs. Returns the game's header and actions."""
-        info = self.link.hello(timeout=10)
+        info = self.link.hello(timeout=60)
         recs = self.link.journal_since(0)
         by_seq = {r["seq"]: r for r in recs}
         assert [r["seq"] for r in recs] == list(range(1, len(recs) + 1))  # no gap, no repeat
@@ -184,13 +185,21 @@ class Table:
         header = recs[start]["header"]
         actions = [{k: v for k, v in r.items() if k not in ("seq", "t")} for r in recs[start:]
                    if "a" in r]
-        status = self.link.request("state")
         game = new_game(header["game"], header["config"])
         for a in actions:
             game.apply(a)
+        # Pegs injected after the boot are read after their debounce, in the board's own time:
+        # wait for it (an event), however long a busy machine makes that take.
+        want = self.expected_warnings(game.state())
+        deadline = time.monotonic() + 60
+        while True:
+            status = self.link.request("state")
+            if status["warnings"] == want or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         assert status["state"] == game.state()
         assert status["game_no"] == header["game_no"]
-        assert status["warnings"] == self.expected_warnings(game.state())
+        assert status["warnings"] == want
         return header, actions
 
     def play(self, played, kills, rng, lines_of):
@@ -248,7 +257,7 @@ def table(request, tmp_path):
     port = sim.start()
     link = BoardLink(open_port(port), port)
     try:
-        link.hello(timeout=10)
+        link.hello(timeout=60)
         yield Table(request.param, sim, link)
     finally:
         link.close()

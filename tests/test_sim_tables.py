@@ -66,11 +66,38 @@ def test_seven_pins_screen_shows_the_shot_before_confirm(tmp_path):
     tr.press("carom")
     tr.press("called")
     tr.press("foul")
-    tr.press("foul")  # cue_pins
+    tr.press("foul")  # the foul list, cursor on cue_pins
+    tr.press("confirm")  # marks it and closes the list
     actions, summary = sg.play("seven-pins", tr, tmp_path)
     assert actions == [{"a": "break", "player": 1}]  # nothing scored yet
     shown = " ".join(summary["screen"])  # a long status wraps onto the next row
     assert "K p1 car call cue_pins" in shown
+
+
+def test_seven_pins_several_fouls_in_one_shot_from_the_foul_list(tmp_path):
+    # SP-8 with SP-12: the cue ball knocked a pin and then went into a pocket. The foul list
+    # marks both; the screen shows the list while it is open.
+    tr = Trace(8)
+    tr.wait(500)
+    tr.press("confirm")  # P1 breaks
+    tr.wait(2000)
+    tr.pin_fall("S1", tr.t + 300, 1500)
+    tr.t += 4500
+    for _ in range(2):
+        tr.press("foul")  # cue_pins
+    tr.press("confirm")
+    for _ in range(4):
+        tr.press("foul")  # cue_pocketed
+    listed, summary = sg.play("seven-pins", tr, tmp_path, name="open")
+    assert summary["screen"][0].startswith("FOUL  4/5 P1 *1")
+    assert ">" + " cue_pocketed" in summary["screen"] and " *cue_pins" in summary["screen"]
+    tr.press("confirm")
+    tr.press("confirm")  # the shot
+    actions, summary = sg.play("seven-pins", tr, tmp_path, name="done")
+    assert actions[-1] == {"a": "shot", "player": 0, "pins": ["S1"], "pocketed": 0, "carom": 0,
+                           "called": 0, "fouls": ["cue_pins", "cue_pocketed"]}
+    # The penalty shot adds its sum (5) and the cue ball pocketed 5 more (contract, SP-12).
+    assert summary["state"] == {"totals": [310, 300], "next": 1, "winner": None}
 
 
 def test_novuss_buttons_count_and_the_screen_shows_them_first(tmp_path):
@@ -81,8 +108,9 @@ def test_novuss_buttons_count_and_the_screen_shows_them_first(tmp_path):
     for _ in range(2):
         tr.press("own")
     tr.press("opp")
-    tr.press("foul")  # opp_first
-    tr.press("confirm")
+    tr.press("foul")  # the foul list, cursor on opp_first
+    tr.press("confirm")  # marks it
+    tr.press("confirm")  # the shot
     tr.press("own")
     tr.press("own")
     actions, summary = sg.play("novuss", tr, tmp_path)
@@ -140,3 +168,21 @@ def test_seven_pins_pocket_beams_count_object_balls(tmp_path):
     assert actions[-1] == {"a": "shot", "player": 0, "pins": [], "pocketed": 1, "carom": 0,
                            "called": 0, "fouls": []}
     assert summary["state"]["totals"] == [295, 300]
+
+
+def test_novuss_several_fouls_in_one_shot_from_the_foul_list(tmp_path):
+    # NV-7: the opponent's puck first, and the striker over the cushion: two penalty pucks.
+    tr = Trace(9)
+    tr.wait(500)
+    tr.press("confirm")  # A shoots first
+    tr.wait(1000)
+    tr.press("foul")  # opp_first
+    tr.press("confirm")
+    for _ in range(6):
+        tr.press("foul")  # striker_off
+    tr.press("confirm")
+    tr.press("confirm")  # the shot
+    actions, summary = sg.play("novuss", tr, tmp_path)
+    assert actions[-1] == {"a": "shot", "side": 0, "own": 0, "opp": 0,
+                           "fouls": ["opp_first", "striker_off"]}
+    assert summary["state"] == {"left": [8, 8], "debt": [2, 0], "next": 1, "winner": None}

@@ -131,7 +131,7 @@ def test_live_verify_a_board_archive(tmp_path):
     """A simulated board archived live by `chalk archive`, then verified; then tampered."""
     from chalk.sim import Sim
     from chalk.traces import Trace
-    from tests.test_archive import PRESS_MS, board_config  # five-pins, one set to 20
+    from tests.test_archive import PRESS_MS, archive_last_seq, board_config  # one set to 20
 
     tr = Trace(seed=9)
     tr.wait(500)
@@ -143,15 +143,27 @@ def test_live_verify_a_board_archive(tmp_path):
     trace = tmp_path / "trace.jsonl"
     tr.write(trace)
     db = tmp_path / "a.db"
-    sim = Sim(board_config(tmp_path), flash=tmp_path / "flash", trace=trace)
+    sim = Sim(board_config(tmp_path), flash=tmp_path / "flash")
     port = sim.start()
     try:
         p = subprocess.Popen([sys.executable, "-m", "chalk.cli", "archive", "--port", port,
                               "--db", db, "--quiet"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-        time.sleep(tr.t / 1000 + 1.5)
+        # Play starts once the archive follows the board (it holds the game's header), so every
+        # state is reported live, however slowly a busy machine starts `chalk archive`: the
+        # board is switched off and on, and plays the trace from its boot.
+        deadline = time.monotonic() + 120
+        while archive_last_seq(db) < 1 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+        sim.next_trace = trace
+        sim.power_cut()
+        # Stopped once the archive holds the trace's last record (seq 13), however slowly a busy
+        # machine plays it; 120 s is an upper bound only.
+        deadline = time.monotonic() + 120
+        while archive_last_seq(db) < 13 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
         p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=10)
+        out, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
         assert out.startswith("archived 13 new records (12 actions)"), out
     finally:

@@ -41,9 +41,11 @@ class App:
         # A scorepad may have no button at all: its keypad does everything (the debouncers then
         # watch one line that never moves).
         self.buttons = sense.Buttons(max(1, self.nbtn), T["debounce_ms"], T["long_press_ms"],
-                                     ring=self.ring)
+                                     ring=self.ring, min_press_ms=T["min_press_ms"])
+        # Chatter is judged on the edges the debouncer takes: contact bounce is not chatter.
         self.health = sense.LineHealth(max(1, lines.count), T["stuck_ms"], T["chatter_edges"],
-                                       T["chatter_window_ms"], ring=self.ring)
+                                       T["chatter_window_ms"], ring=self.ring,
+                                       debounce_ms=T["debounce_ms"])
         self.keys = None
         if board.keypad is not None:
             self.keys = sense.Keypad(len(cfg["keypad"]["keys"]), T["debounce_ms"],
@@ -68,6 +70,7 @@ class App:
             self._pk_shift = self.nbtn + npins
         if npins:
             self.tilt = sense.TiltLatch(npins, T["min_fall_ms"], T["settle_ms"], ring=self.ring)
+            self._stamped = hasattr(lines, "edge_ms")  # the hal gives each edge its own ms
             self._edge_cb = self._edge  # bound once: an interrupt must not allocate it
             lines.on_edge(self._edge_cb)
         self.grid = None
@@ -96,6 +99,7 @@ class App:
         self.faults = {}  # line id -> "stuck" / "chatter"
         self.wall = None  # (epoch ms, ticks) once the host set the clock
         self.service = False
+        self.recorder = None  # a record.Recorder while the host records line changes
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
         self.dirty = True
@@ -293,12 +297,23 @@ class App:
     # -- the loop ----------------------------------------------------------------------------
     def _edge(self, line):
         # Edge interrupt of a tilt line: ints only (sense.TiltLatch.note_edge allocates nothing).
-        self.tilt.note_edge(line - self.nbtn, self.clock.ticks_ms(),
-                            self.board.lines.level(line))
+        # The edge's own time when the hal knows it (the simulated board replaying a trace:
+        # lines.edge_ms), else now (the board's handler runs within a ms or so of its edge).
+        lines = self.board.lines
+        t = lines.edge_ms if self._stamped else -1
+        if t < 0:
+            t = self.clock.ticks_ms()
+        v = lines.level(line)
+        self.tilt.note_edge(line - self.nbtn, t, v)
+        if self.recorder is not None:
+            self.recorder.edge(t, line, v)
 
     def scan(self, t):
         """The sensing step: lines in, events into the ring. Allocates nothing."""
         raw = self.board.lines.read()
+        rec = self.recorder
+        if rec is not None:
+            rec.scan(t, raw)
         self.health.tick(t, raw)
         if self.tilt is not None:
             self.tilt.tick(t, (raw >> self.nbtn) & self._pin_all)
@@ -309,6 +324,9 @@ class App:
             self._peg_last = t
             buf = self._pegbuf
             self.board.pegs.scan_into(buf)
+            if rec is not None:
+                rec.pegs(t, 0, buf[0], _PEG_FAULT_BASE)
+                rec.pegs(t, 1, buf[1], _PEG_FAULT_BASE + 27)
             self.peg_health[0].tick(t, buf[0])
             self.peg_health[1].tick(t, buf[1])
             self.grid.tick(t, buf[0], buf[1])
@@ -382,6 +400,8 @@ class App:
         self.dirty = False
         if self.service:
             rows = self.service_rows()
+        elif self.referee.screen() is not None:
+            rows = [r[:16] for r in self.referee.screen()[:8]]  # e.g. the foul list
         else:
             view = self.game.view() if hasattr(self.game, "view") else None
             status = self.referee.status() or self.last
@@ -471,6 +491,8 @@ class App:
                 "last_seq": st["last_seq"], "players": (self.header or {}).get("players", []),
                 "outcome": self.game.outcome(), "warnings": self.warnings(), "last": self.last,
                 "note": self.referee.status(), "screen": self.display.rows,
+                "mode": "service" if self.service else "scoring",
+                "record": self.recorder is not None,
                 "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}
 
 

@@ -97,15 +97,17 @@ PEG_ORDERS = ("side-bed-hole", "bed-side-hole", "custom")
 # (key, default, minimum, maximum)
 TIMINGS = (
     ("debounce_ms", 20, 1, 1000),
+    ("min_press_ms", 20, 0, 60000),  # missing: debounce_ms (the default above is its default)
     ("long_press_ms", 800, 1, 60000),
     ("min_fall_ms", 30, 0, 10000),
     ("settle_ms", 2000, 1, 600000),
     ("peg_debounce_ms", 300, 0, 60000),
     ("stuck_ms", 60000, 1, 3600000),
-    ("chatter_edges", 12, 2, 10000),
-    ("chatter_window_ms", 1000, 1, 600000),
+    ("chatter_edges", 10, 2, 10000),
+    ("chatter_window_ms", 400, 1, 600000),
     ("scan_ms", 5, 1, 1000),
     ("peg_scan_ms", 25, 1, 10000),
+    ("watchdog_ms", 8000, 0, 600000),
 )
 
 _TOP = ("board", "description", "game", "game_config", "buttons", "pins", "pegs", "keypad",
@@ -127,9 +129,10 @@ _PULLS = ("up", "down", "none")
 
 def _q(value):
     try:
-        return json.dumps(value)
+        text = json.dumps(value)
     except (TypeError, ValueError):
-        return repr(value)
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."  # a hostile value is not echoed whole
 
 
 def _distance(a, b):
@@ -145,6 +148,8 @@ def _distance(a, b):
 
 
 def _hint(word, known):
+    if len(word) > 40:
+        return ""  # no key is that long: skip the quadratic distance for a hostile key
     best = None
     for k in known:
         d = _distance(word, k)
@@ -154,6 +159,8 @@ def _hint(word, known):
 
 
 def _join(path, key):
+    if len(key) > 40:
+        key = key[:37] + "..."
     return key if not path else path + "." + key
 
 
@@ -435,12 +442,23 @@ def _timings(value):
     _check_keys(t, [k for k, _, _, _ in TIMINGS], "timings")
     out = {}
     for key, default, low, high in TIMINGS:
+        if key == "min_press_ms" and key not in t:
+            default = out["debounce_ms"]  # a press must outlast a bounce, at the least
         out[key] = _int(t.get(key, default), "timings." + key, low, high)
+    if out["min_press_ms"] >= out["long_press_ms"]:
+        raise BoardConfigError("timings.min_press_ms (%d) must be shorter than "
+                               "timings.long_press_ms (%d)" % (out["min_press_ms"],
+                                                               out["long_press_ms"]),
+                               "timings.min_press_ms")
     if out["long_press_ms"] <= out["debounce_ms"]:
         raise BoardConfigError("timings.long_press_ms (%d) must be longer than "
                                "timings.debounce_ms (%d)" % (out["long_press_ms"],
                                                              out["debounce_ms"]),
                                "timings.long_press_ms")
+    if 0 < out["watchdog_ms"] < 1000:
+        raise BoardConfigError("timings.watchdog_ms (%d) must be 0 (off) or at least 1000: a "
+                               "shorter watchdog reboots a board busy writing its journal"
+                               % out["watchdog_ms"], "timings.watchdog_ms")
     return out
 
 
@@ -533,11 +551,15 @@ def load(source):
         where = source
         try:
             with open(source) as f:
-                text = f.read()
+                text = f.read()  # both interpreters check the UTF-8 as they decode
         except OSError as e:
             raise BoardConfigError("%s: cannot read the board config (%s)" % (source, e))
+        except UnicodeError:
+            raise BoardConfigError("%s: not UTF-8 text: a board config is a JSON file" % source)
+        if text.startswith("\ufeff"):
+            text = text[1:]  # a byte order mark some editors put first
         try:
-            source = json.loads(text)
+            source = _loads(text)
         except ValueError as e:
             raise BoardConfigError("%s: not valid JSON (%s)" % (where, e))
     try:
@@ -546,6 +568,33 @@ def load(source):
         if where is None:
             raise
         raise BoardConfigError("%s: %s" % (where, e), e.path)
+
+
+def _loads(text):
+    # json.loads with scoreboard.safejson's limits (nesting, NaN), inline: a separate module
+    # would stay on a board's heap after boot, while this one is dropped (main.py).
+    if text.count("[") + text.count("{") > 32 or "N" in text or "I" in text:
+        level = 0
+        quoted = esc = False
+        for ch in text:
+            if quoted:
+                if esc:
+                    esc = False
+                elif ch == "\\":
+                    esc = True
+                elif ch == '"':
+                    quoted = False
+            elif ch == '"':
+                quoted = True
+            elif ch in "[{":
+                level += 1
+                if level > 32:
+                    raise ValueError("nested deeper than 32 levels")
+            elif ch in "]}":
+                level -= 1
+            elif ch in "NI":
+                raise ValueError("NaN and Infinity are not JSON numbers")
+    return json.loads(text)
 
 
 # -- line names -----------------------------------------------------------------------------------

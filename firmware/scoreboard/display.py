@@ -177,6 +177,11 @@ class Display:
     def __init__(self, hal_display):
         self.hal = hal_display
         self.rows = []
+        # A display that can send one page at a time (the SSD1306) is redrawn a page per loop
+        # pass by step(), so a redraw never keeps the loop from its scans; others at once.
+        self._paged = getattr(hal_display, "show_page", None) is not None
+        self._todo = 0  # pages of the current redraw still to send
+        self._page = 0
 
     def show(self, rows):
         if rows == self.rows:
@@ -186,4 +191,17 @@ class Display:
         fb.fill(0)
         for i, r in enumerate(rows):
             fb.text(r, 0, i * 8, 1)
-        self.hal.show()
+        if self._paged:
+            self._todo = self.hal.pages
+            self._page = 0
+        else:
+            self.hal.show()
+
+    def step(self):
+        """Send the next page of a redraw in progress (one per call); False when none is left."""
+        if not self._todo:
+            return False
+        self.hal.show_page(self._page)
+        self._page += 1
+        self._todo -= 1
+        return True

@@ -150,6 +150,7 @@ class Journal:
         self._f = None  # that file, open for appending
         self._stopped = []  # game numbers stopped by damage (kept until acknowledged)
         self._seq = 0
+        self._good = 0
         self._max_no = 0
         self._acked = 0
         self._booted = False
@@ -177,6 +178,7 @@ class Journal:
         self._t = array("i")
         self._stopped = []
         self._seq = 0
+        self._good = 0  # while booting: the last good seq of the files scanned so far
         self._max_no = 0
         self._acked = 0
         self._broken = None
@@ -226,9 +228,11 @@ class Journal:
         name = _name(no)
         path = self._path(name)
         t = self._t
-        # Seqs rise across files too. Compared with the last *good* seq of the file before, so
-        # that a damaged file's estimate (_HI) cannot cast doubt on the files after it.
-        prev = t[len(t) - _W + _LAST] if t else 0
+        # Seqs rise across files too. Compared with the last *good* seq of the files before, so
+        # that a damaged file's estimate (_HI) cannot cast doubt on the files after it; of all of
+        # them, as a damaged file with no good record has none (0) and would let the next file
+        # start again from 1.
+        prev = self._good
         first = last = hi = end = recs = 0
         finished = False
         line_no = 0
@@ -291,6 +295,8 @@ class Journal:
             b = len(t) - _W
             t[b + _HI] = max(t[b + _LAST], min(t[b + _HI], first - 1))
         t.extend((no, first, last, hi, end, recs))
+        if last > self._good:
+            self._good = last
         self._open = bad is None and not finished
         self._max_no = no
         if hi > self._seq:
@@ -465,6 +471,7 @@ class Journal:
         for b in range(0, len(rows), _W):
             if rows[b + _LAST] > seq:
                 for rec in self._records(rows[b], rows[b + _END], seq):
+                    seq = rec[0]  # boot() checked that seqs rise across files: they only rise
                     yield rec
 
     def actions(self, game_no=None):

@@ -5,6 +5,12 @@
 # board), and the app calls feed() with whatever it read, in any chunks. A command is answered by
 # exactly one `ok` or `err` frame carrying the command's id; a corrupt line is dropped and
 # counted, never half-applied. Runs unchanged on MicroPython and CPython.
+#
+# Long replies never hold the loop: with a `budget` (bytes a loop pass may write, about what the
+# UART carries in a scan or two), frames wait in a queue and pump() writes at most that much per
+# call, and a journal stream makes its next `rec` frame only when the queue has room. The main
+# loop calls pump() between scans, so sensing never pauses for a resync, a big state reply or a
+# burst of frames. Without a budget every frame is written at once (tests, tools).
 
 from . import frames
 
@@ -112,16 +118,22 @@ COMMANDS = {
     "inject": (("events", _events, True, None),),
     "act": (("action", _action, True, None),),
     "service": (("on", _bool, True, None),),
+    "record": (("on", _bool, True, None),),
 }
 TEST_ONLY = ("inject", "act")
 # Commands that change something: a repeat of the last one (same id, same args: the host
 # resending after a lost reply) gets the same reply again instead of being carried out twice.
-_ONCE = ("new", "undo", "ack", "clock", "inject", "act", "service")
+_ONCE = ("new", "undo", "ack", "clock", "inject", "act", "service", "record")
 # What the board sends on its own. `state` is also a command (the direction tells them apart).
-EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "a")
+EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "beat", "line", "a")
 # Frames only a board sends: one arriving here is an echo of our own, never answered (answering
 # would ping-pong forever on a port that echoes).
-_OWN = ("ok", "err", "rec", "warn", "event", "boot", "a", "r")
+_OWN = ("ok", "err", "rec", "warn", "event", "boot", "beat", "line", "a", "r")
+
+
+_OUT_MAX = 4096  # characters of frames waiting for the wire (beyond: unsolicited frames dropped)
+_HELD_MAX = 32  # frames the app sends during a journal stream, held until its ok
+_WAITING_MAX = 4  # commands that arrive during a journal stream, run after its ok
 
 
 class Refused(Exception):
@@ -136,24 +148,115 @@ class Link:
     record dicts instead, each sent as a `rec` frame before the `ok`. inject and act are refused
     here unless `test_mode` is on."""
 
-    def __init__(self, write, handler, test_mode=False):
+    def __init__(self, write, handler, test_mode=False, budget=None):
         self._write = write
         self.handler = handler
         self.test_mode = bool(test_mode)
+        self.budget = budget  # characters one pump() may write; None: write everything at once
         self._lines = frames.Lines()
         self._n = 0  # the number of the next frame this board sends
         self._last = None  # (id, cmd, args, reply type, reply payload) of the last _ONCE command
+        self._out = []  # frame lines waiting for the wire, oldest first
+        self._out_size = 0  # their characters
+        self._pos = 0  # characters of _out[0] already written
+        self._stream = None  # [id, records, after, last, count]: a journal being streamed
+        self._held = []  # (type, payload) the app sent during a stream
+        self._waiting = []  # (id, cmd, args) that arrived during a stream
+        self._pumping = False
         self._stats = {"frames_in": 0, "frames_out": 0, "corrupt": 0, "noise": 0,
-                       "ignored": 0, "refused": 0, "repeats": 0, "version": 0}
+                       "ignored": 0, "refused": 0, "repeats": 0, "version": 0, "dropped": 0}
 
     # -- sending -----------------------------------------------------------------------------
-    def _send(self, typ, payload):
+    def _send(self, typ, payload, droppable=False):
         line = frames.encode(self._n, typ, payload)  # FrameTooLong before a number is used
         n = self._n
         self._n = frames.next_n(n)
-        self._write(line)
+        if droppable and self._out_size + len(line) > _OUT_MAX:
+            # The wire is far behind: drop it, its number spent, so the host sees the gap
+            # (and resyncs records from the journal) instead of the board waiting on the wire.
+            self._stats["dropped"] += 1
+            return n
+        self._out.append(line)
+        self._out_size += len(line)
         self._stats["frames_out"] += 1
+        if self.budget is None:
+            self.pump()
         return n
+
+    def halt(self):
+        """Drop everything waiting (a stream, held frames, queued commands and frames): the app
+        is stopping. A frame cut short is ended with a line end, so the host drops it whole."""
+        if self._stream is not None:
+            close = getattr(self._stream[1], "close", None)
+            if close is not None:
+                close()
+        if self._pos:
+            self._write("\n")
+        self._stream = None
+        self._held = []
+        self._waiting = []
+        self._out = []
+        self._out_size = 0
+        self._pos = 0
+
+    def busy(self):
+        """True while frames wait for the wire or a journal stream is under way."""
+        return bool(self._out) or self._stream is not None
+
+    def count(self):
+        """The number of the next frame this board sends (moves with every frame sent)."""
+        return self._n
+
+    def streaming(self):
+        """True while a journal stream is under way."""
+        return self._stream is not None
+
+    def room(self):
+        """Characters the queue takes before unsolicited frames are dropped."""
+        return _OUT_MAX - self._out_size
+
+    def pump(self, budget=None):
+        """Write waiting frames, at most `budget` characters (default: the link's budget; None
+        for both: all of them), going on with a journal stream as the queue empties. Returns
+        the characters written. Call it once per loop pass."""
+        if self._pumping:
+            return 0  # a frame queued while pumping: the loop below sends it
+        if budget is None:
+            budget = self.budget
+        self._pumping = True
+        try:
+            return self._pump(budget)
+        finally:
+            self._pumping = False
+
+    def _pump(self, budget):
+        sent = 0
+        while True:
+            if not self._out:
+                if self._stream is not None:
+                    self._stream_step()
+                    continue
+                if self._waiting:
+                    cid, cmd, args = self._waiting.pop(0)
+                    self.command(cid, cmd, args)
+                    continue
+                return sent
+            line = self._out[0]
+            size = len(line) - self._pos
+            if budget is not None and size > budget - sent:
+                size = budget - sent
+                if size <= 0:
+                    return sent
+            if self._pos == 0 and size == len(line):
+                self._write(line)
+            else:
+                self._write(line[self._pos:self._pos + size])
+            sent += size
+            self._pos += size
+            if self._pos >= len(line):
+                self._out.pop(0)
+                self._out_size -= len(line)
+                self._pos = 0
 
     def emit(self, typ, payload):
         """Send an unsolicited frame (a type of EMIT_TYPES); returns its frame number.
@@ -166,7 +269,16 @@ class Link:
             payload = dict(payload)
             payload["protocol"] = frames.VERSION
             payload["test_mode"] = self.test_mode
-        return self._send(typ, payload)
+        if self._stream is not None:
+            # A journal stream's rec frames are numbered one after the other up to its ok
+            # (the host checks that none was lost): what the app sends meanwhile follows the ok.
+            frames.encode(0, typ, payload)  # FrameTooLong now, as without a stream
+            if len(self._held) < _HELD_MAX:
+                self._held.append((typ, payload))
+            else:
+                self._stats["dropped"] += 1
+            return None
+        return self._send(typ, payload, True)
 
     def _err(self, cid, code, message, extra=None):
         payload = {"id": cid, "code": code, "error": message[:_MESSAGE_MAX]}
@@ -196,7 +308,7 @@ class Link:
             f = frames.decode(line)
         except frames.WrongVersion as e:
             self._stats["version"] += 1
-            if e.n is not None:
+            if e.n is not None and self._stream is None:
                 self._err(e.n, "version", "this board speaks serial protocol v%d, the command "
                           "was v%d" % (frames.VERSION, e.version), {"protocol": frames.VERSION})
             return
@@ -214,14 +326,24 @@ class Link:
         self.command(cid, cmd, args)
 
     def command(self, cid, cmd, args):
-        """Carry out one decoded command and send its one reply; returns (type, payload)."""
+        """Carry out one decoded command and send its one reply; returns (type, payload), or
+        None for a journal stream (its reply comes once pump() has sent its records) and for a
+        command that waits for a stream to end."""
+        if self._stream is not None:
+            if cid == self._stream[0] and cmd == "journal":
+                self._stats["repeats"] += 1  # the host resending the stream under way
+            elif len(self._waiting) < _WAITING_MAX:
+                self._waiting.append((cid, cmd, args))
+            else:
+                self._stats["dropped"] += 1  # unanswered: the host sends it again
+            return None
         last = self._last
         if last is not None and last[0] == cid and last[1] == cmd and last[2] == args:
             self._stats["repeats"] += 1
             self._send(last[3], last[4])
             return (last[3], last[4])
         reply = self._run(cid, cmd, args)
-        if cmd in _ONCE:
+        if reply is not None and cmd in _ONCE:
             self._last = (cid, cmd, args, reply[0], reply[1])
         return reply
 
@@ -255,7 +377,10 @@ class Link:
             return self._err(cid, "unsupported", "this firmware does not implement %s" % cmd)
         try:
             if cmd == "journal":
-                return self._journal(cid, fn(checked), checked["after"])
+                self._stream = [cid, fn(checked), checked["after"], checked["after"], 0]
+                if self.budget is None:
+                    self.pump()
+                return None
             result = fn(checked) if fn is not None else None
         except Refused as e:
             return self._err(cid, "refused", str(e))
@@ -278,38 +403,55 @@ class Link:
             return self._err(cid, "rule", str(e), {"rule": rule})
         return self._err(cid, "internal", "%s: %s" % (type(e).__name__, e))
 
-    def _journal(self, cid, records, after):
-        last = after
-        count = 0
+    def _stream_step(self):
+        """Queue the journal stream's next rec frame, or its final reply."""
+        st = self._stream
+        cid, records = st[0], st[1]
+        reply = None
         try:
-            for rec in records:
-                if type(rec) is not dict:  # a pack.Block: records packed for an `r` frame
-                    self._send("r", rec)
-                    last = rec.last
-                    count += 1
-                    continue
-                seq = rec.get("seq") if type(rec) is dict else None
-                if type(seq) is not int:
-                    return self._err(cid, "internal", "journal record without a seq")
+            rec = next(records)
+            if type(rec) is not dict:  # a pack.Block: records packed for an `r` frame
+                self._send("r", rec)
+                st[3] = rec.last
+                st[4] += 1
+                return
+            seq = rec.get("seq")
+            if type(seq) is not int:
+                reply = ("internal", "journal record without a seq", None)
+            else:
                 try:
                     self._send("rec", rec)
+                    st[3] = seq
+                    st[4] += 1
+                    return
                 except frames.FrameTooLong as e:
-                    return self._err(cid, "too_long", "journal record seq %d does not fit in a "
-                                     "frame: %s" % (seq, e), {"seq": seq})
-                last = seq
-                count += 1
+                    reply = ("too_long", "journal record seq %d does not fit in a frame: %s"
+                             % (seq, e), {"seq": seq})
+        except StopIteration:
+            pass
         except Refused as e:
-            return self._err(cid, "refused", str(e))
+            reply = ("refused", str(e), None)
         except Exception as e:
-            return self._failed(cid, e)
-        finally:
-            close = getattr(records, "close", None)
-            if close is not None:
-                close()
-        return self._ok(cid, {"last": last, "count": count})
+            reply = e
+        self._stream = None
+        close = getattr(records, "close", None)
+        if close is not None:
+            close()
+        if reply is None:
+            self._ok(cid, {"last": st[3], "count": st[4]})
+        elif type(reply) is tuple:
+            self._err(cid, reply[0], reply[1], reply[2])
+        else:
+            self._failed(cid, reply)
+        held = self._held
+        self._held = []
+        for typ, payload in held:
+            self._send(typ, payload, True)
 
     def stats(self):
         """Counters: frames_in (commands), frames_out, corrupt, noise (lines without the
         marker), ignored (frames that are not commands), refused (err replies), repeats
-        (resent commands answered from the last reply), version (other protocol versions)."""
+        (resent commands answered from the last reply), version (other protocol versions),
+        dropped (frames not sent because the wire was far behind, and commands that came
+        while more than a few waited for a journal stream)."""
         return dict(self._stats)

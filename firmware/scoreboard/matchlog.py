@@ -97,16 +97,26 @@ def scan(lines, log, kinds=None):
     """Generator behind read(): fills log.header and log.problems as it goes and yields
     (line_no, record) for each good action line, so a board can replay a long log without
     holding it in RAM."""
+    from .safejson import LimitError, loads  # here: writing a log (the board) needs no parser
+
     last_seq = None
     first = True  # the header is the first non-blank line
+    fields = None
     n = 0
     for raw in lines:
         n += 1
         text = raw.strip()
+        if first and text.startswith("\ufeff"):
+            text = text[1:].strip()  # a byte order mark some editors put first: accepted
         if not text:
             continue  # blank lines (a trailing newline, say) carry nothing
         try:
-            rec = json.loads(text)
+            rec = loads(text)
+        except LimitError as e:
+            log.problem(n, ("the header is " if first else "") + "not valid JSON (%s): %s"
+                        % (e, _clip(text)))
+            first = False
+            continue
         except ValueError:
             log.problem(n, ("the header is " if first else "") + "not valid JSON: " + _clip(text))
             first = False
@@ -117,7 +127,7 @@ def scan(lines, log, kinds=None):
                 log.problem(n, p)
             log.header = rec if type(rec) is dict else {}
             if kinds is None and not log.problems:
-                kinds = _kinds(log, n)
+                kinds, fields = _kinds(log, n)
             continue
         if type(rec) is not dict:
             log.problem(n, "an action must be a JSON object: %s" % _clip(text))
@@ -129,6 +139,10 @@ def scan(lines, log, kinds=None):
         if kinds is not None and kind != "undo" and kind not in kinds:
             log.problem(n, "unknown action kind %s (known: %s)"
                         % (json.dumps(kind), ", ".join(tuple(kinds) + ("undo",))))
+            continue
+        bad = _check_fields(rec, fields.get(kind) if fields is not None else None)
+        if bad:
+            log.problem(n, bad)
             continue
         seq = rec.get("seq")
         if type(seq) is not int:
@@ -148,13 +162,50 @@ def scan(lines, log, kinds=None):
 
 
 def _kinds(log, n):
+    # (the game's action kinds, the JSON types of their keys or None)
     from .rules import ConfigError, rules_for
 
     try:
-        return rules_for(log.header["game"]).ACTIONS
+        cls = rules_for(log.header["game"])
     except ConfigError as e:
         log.problem(n, str(e))
+        return None, None
+    fields = {}
+    for part in getattr(cls, "FIELDS", "").split(";"):  # "kind key:t key:t; kind ..."
+        words = part.split()
+        if words:
+            fields[words[0]] = [w.split(":") for w in words[1:]]
+    return cls.ACTIONS, fields
+
+
+_TYPES = {"i": "an integer", "s": "a string", "I": "a list of integers",
+          "S": "a list of strings"}
+
+
+def _check_fields(rec, spec):
+    """What is wrong with the JSON types of an action's keys (None if nothing): a player given
+    as "one", 1.5, true or null is an unreadable line, not a move the rules refuse."""
+    if not spec:
         return None
+    for key, want in spec:
+        if key not in rec:
+            continue  # a missing key is the rules' to judge (some have defaults)
+        v = rec[key]
+        item = int if want in "iI" else str
+        if want in "is":
+            ok = type(v) is item
+        else:
+            ok = type(v) is list and all(type(x) is item for x in v)
+        if not ok:
+            return "%s must be %s, not %s" % (json.dumps(key), _TYPES[want], _clip(_dumps(v)))
+    return None
+
+
+def _dumps(v):
+    try:
+        return json.dumps(v)
+    except (TypeError, ValueError):
+        return repr(v)
 
 
 def _clip(text, width=60):

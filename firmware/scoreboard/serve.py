@@ -1,7 +1,12 @@
 # The board's main loop with the serial link: scan every scan_ms, answer the host's commands,
-# mirror every action. The port is shared with the REPL: Ctrl-C stops the loop (on the ESP32 the
-# UART raises KeyboardInterrupt; on the unix port the byte arrives as data and is raised here),
-# so mpremote can take over.
+# mirror every action. Replies go out a bounded slice per scan (Link.pump), so a long reply
+# (a resync of the whole journal) never keeps the loop from its scans.
+#
+# The port is shared with the REPL, and a byte of line noise must never stop play: the keyboard
+# interrupt is off while the app runs (micropython.kbd_intr(-1)), so a Ctrl-C byte arrives as
+# data. The app hands the port to the REPL (KeyboardInterrupt, keyboard interrupt back on) only
+# for CR then Ctrl-C, what mpremote and `chalk deploy` send, or for two Ctrl-C in a row, what a
+# person at a serial monitor presses: one stray byte is never either.
 
 import select
 import sys
@@ -68,6 +73,15 @@ class Handler:
         self.app.dirty = True
         return {"service": args["on"], "lines": self.app.lines_now()}
 
+    def cmd_record(self, args):
+        app = self.app
+        app.recorder = None
+        if args["on"]:  # a fresh recording: its changes count from the t returned here
+            from .record import Recorder
+
+            app.recorder = Recorder(app)
+        return {"record": args["on"], "t": app.clock.ticks_ms(), "lines": app.lines_now()}
+
     def cmd_inject(self, args):
         app = self.app
         now = app.clock.ticks_ms()
@@ -90,8 +104,8 @@ class Handler:
         """Apply injected line changes that are due."""
         app = self.app
         while self.pending and app.clock.ticks_diff(now, self.pending[0][0]) >= 0:
-            _, name, v = self.pending.pop(0)
-            app.board.set_line(name, v)
+            at, name, v = self.pending.pop(0)
+            app.board.set_line(name, v, at)  # at its own ms, as a pin's interrupt stamps it
 
 
 def _kind(k):
@@ -138,43 +152,85 @@ def journal_records(journal, after, game=None, game_id=None):
 
 
 class Stdin:
-    """Non-blocking reads of whatever the host sent."""
+    """Non-blocking reads of whatever the host sent; `stop` is set once the REPL is asked for."""
 
     def __init__(self):
         self.stream = getattr(sys.stdin, "buffer", sys.stdin)
         self.poll = select.poll()
         self.poll.register(sys.stdin, select.POLLIN)
+        self.prev = b""
+        self.stop = False
 
     def read(self, limit=256):
-        """What is waiting, up to a Ctrl-C: the bytes after it (mpremote's Ctrl-A, say) stay
-        unread for the REPL that takes over."""
+        """What is waiting, up to the REPL's sequence (CR Ctrl-C, or Ctrl-C Ctrl-C): the bytes
+        after it (mpremote's CR Ctrl-A, say) stay unread for the REPL that takes over."""
         data = b""
         while len(data) < limit and self.poll.poll(0):
             b = self.stream.read(1)
             if not b:
                 break
             data += b
-            if b == b"\x03":
+            if b == b"\x03" and self.prev in (b"\r", b"\x03"):
+                self.stop = True
                 break
+            self.prev = b
         return data
 
 
+def _budget(board, step):
+    """Characters the link may write per scan: what the UART carries in one scan period (8N1:
+    ten bits a byte). None for a board without a baud rate (a simulated board's pty takes what
+    it is given at once: nothing waits in RAM)."""
+    baud = board.baud
+    if not baud:
+        return None
+    return max(16, baud * step // 10000)
+
+
+HEARTBEAT_MS = 1000  # a `beat` after this long without a frame (docs/serial-protocol.md)
+
+
+def _kbd_intr(c):
+    try:
+        import micropython
+
+        micropython.kbd_intr(c)
+    except (ImportError, AttributeError):
+        pass  # CPython, or a port without it
+
+
 def serve(board, trace=None, test_mode=None, stdin=None, write=None):
+    # Off from the start: a stray byte during a long boot (the journal replayed) must not stop
+    # the app either. Back on whatever ends this.
+    _kbd_intr(-1)
+    try:
+        return _serve(board, trace, test_mode, stdin, write)
+    finally:
+        _kbd_intr(3)
+
+
+def _serve(board, trace, test_mode, stdin, write):
     out = write or sys.stdout.write
     app = App(board, test_mode=test_mode)
     handler = Handler(app)
-    link = Link(out, handler, app.test_mode)
+    clock = board.clock
+    step = board.cfg["timings"]["scan_ms"]
+    budget = _budget(board, step)
+    link = Link(out, handler, app.test_mode, budget=budget)
     app.emit = link.emit
     app.boot()
     stdin = stdin or Stdin()
-    clock = board.clock
-    step = board.cfg["timings"]["scan_ms"]
+    wdt_ms = board.cfg["timings"].get("watchdog_ms", 0)
+    dog = board.watchdog(wdt_ms) if wdt_ms else None
     next_tick = clock.ticks_ms()
+    next_beat = next_tick
+    beat_n = -1
+    beat_mode = None
     try:
         while True:
             data = stdin.read()
             if data:
-                stop = data.endswith(b"\x03")  # Ctrl-C from the host: hand the port to the REPL
+                stop = stdin.stop
                 try:
                     link.feed(data[:-1] if stop else data)
                 except RuleError:
@@ -188,11 +244,44 @@ def serve(board, trace=None, test_mode=None, stdin=None, write=None):
                 if handler.pending:
                     handler.due(now)
                 app.tick()
+                app.display.step()  # a redraw goes out a page a scan
+                if dog is not None:
+                    dog.feed()
+                if app.recorder is not None and link.room() > 512:
+                    app.recorder.drain(link.emit)  # else the ring holds them until the wire
+                # The heartbeat: after HEARTBEAT_MS with nothing else sent (any frame shows the
+                # loop runs), and at once when the mode changes.
+                mode = "service" if app.service else "scoring"
+                if link.count() != beat_n:
+                    beat_n = link.count()
+                    next_beat = clock.ticks_add(now, HEARTBEAT_MS)
+                if mode != beat_mode or (clock.ticks_diff(now, next_beat) >= 0
+                                         and not link.streaming()):
+                    link.emit("beat", {"mode": mode})
+                    beat_mode = mode
+                    beat_n = link.count()
+                    next_beat = clock.ticks_add(now, HEARTBEAT_MS)
+                # What is left of this scan period goes to the wire (a scan's worth at most).
+                spent = clock.ticks_diff(clock.ticks_ms(), now)
+                if budget is not None:
+                    link.pump(max(16, budget * (step - spent) // step))
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
             else:
                 clock.sleep_ms(1)
+    except BaseException as e:
+        # The app's last word: the host (and the simulator's watchdog) learn that it stopped.
+        mode = "repl" if isinstance(e, KeyboardInterrupt) else "stopped"
+        try:
+            link.halt()
+            link.emit("beat", {"mode": mode})
+            link.pump(None)
+        except Exception:
+            pass
+        raise
     finally:
+        if dog is not None:
+            dog.release()
         app.journal.close()
     return app

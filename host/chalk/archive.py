@@ -108,6 +108,10 @@ def default_path():
     env = os.environ.get(ENV_DB)
     if env:
         return Path(env)
+    return _data_path()
+
+
+def _data_path():
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("chalk")) / "archive.sqlite3"
@@ -163,14 +167,27 @@ def _check(rec):
     return None
 
 
-class Archive:
-    """An open archive file. `create`: make the file (and its directory) if missing; otherwise
-    a missing file is an error. Every failure comes out as ArchiveError naming the file."""
+def load_cell(text):
+    """A JSON cell of the archive, or None if it is damaged (not JSON, too deep, NaN)."""
+    from scoreboard.safejson import loads
 
-    def __init__(self, path=None, create=False, wait=LOCK_WAIT):
+    try:
+        return loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):
+        return None
+
+
+class Archive:
+    """An open archive file. `create`: make the file if missing (its directory must exist);
+    otherwise a missing file is an error, and the file is opened read-only (`readonly`, by
+    default `not create`), so an archive on read-only media or without write permission can be
+    read. Every failure comes out as ArchiveError naming the file."""
+
+    def __init__(self, path=None, create=False, wait=LOCK_WAIT, readonly=None):
         self.path = Path(path) if path else default_path()
         self.wait = wait
         self.db = None
+        self.readonly = (not create) if readonly is None else readonly
         self._open(create)
 
     # -- opening -----------------------------------------------------------------------------
@@ -183,8 +200,15 @@ class Archive:
             if not create:
                 raise ArchiveError("no archive at %s" % p,
                                    "run `chalk archive` first, or give the file with --db")
+            if not p.parent.is_dir() and p != _data_path():
+                # A --db (or $CHALK_DB) in a directory that is not there is a typo, not a place
+                # to create; only the default place in the user's data directory is made.
+                raise ArchiveError("cannot create the archive %s: no directory %s"
+                                   % (p, p.parent), "create the directory first, or fix the "
+                                   "path given with --db")
             try:
-                p.parent.mkdir(parents=True, exist_ok=True)
+                if p == _data_path():
+                    p.parent.mkdir(parents=True, exist_ok=True)
                 with open(p, "ab"):
                     pass
             except OSError as e:
@@ -192,7 +216,10 @@ class Archive:
                                    "choose a writable place with --db")
         try:
             # isolation_level=None: transactions are begun and ended here, explicitly.
-            self.db = sqlite3.connect(str(p), timeout=self.wait, isolation_level=None)
+            if self.readonly:
+                self.db = self._connect_ro(p)
+            else:
+                self.db = sqlite3.connect(str(p), timeout=self.wait, isolation_level=None)
         except sqlite3.Error as e:
             raise ArchiveError("cannot open the archive %s: %s" % (p, e))
         try:
@@ -201,6 +228,26 @@ class Archive:
             self.db.close()
             self.db = None
             raise
+
+    def _connect_ro(self, p):
+        # mode=ro: nothing is written, so a read-only file or directory can be read. A WAL
+        # database whose -shm cannot be made (read-only directory) opens as immutable instead.
+        uri = p.resolve().as_uri()
+        for extra in ("?mode=ro", "?mode=ro&immutable=1"):
+            db = sqlite3.connect(uri + extra, uri=True, timeout=self.wait, isolation_level=None)
+            try:
+                db.execute("PRAGMA user_version").fetchone()
+            except sqlite3.Error as e:
+                if "unable to open" in str(e) or "readonly" in str(e):
+                    db.close()
+                    continue
+            return db  # other trouble (not a database...) is named by _check_schema
+        raise sqlite3.OperationalError("unable to open the file read-only")
+
+    def integrity(self):
+        """What SQLite's integrity check finds wrong with the file ([] when it is sound)."""
+        rows = self._q("PRAGMA integrity_check")
+        return [r[0] for r in rows if r[0] != "ok"]
 
     def _check_schema(self, create):
         with self._errors():
@@ -491,8 +538,19 @@ class Archive:
         out = []
         for r in rows:
             d = dict(zip(self._GAME_COLS, r))
-            d["header"] = json.loads(d["header"])
-            d["end"] = json.loads(d["end"]) if d["end"] else None
+            # A damaged cell (edited by hand, a bad disk) is noted, never a traceback: the game
+            # is still listed, and verify and export say what is wrong with it.
+            d["damaged"] = []
+            head = load_cell(d["header"])
+            if type(head) is not dict:
+                d["damaged"].append("header")
+                head = {"game": d["game"]}
+            d["header"] = head
+            end = load_cell(d["end"]) if d["end"] else None
+            if d["end"] and type(end) is not dict:
+                d["damaged"].append("end")
+                end = {}
+            d["end"] = end
             out.append(d)
         return out
 
@@ -519,8 +577,13 @@ class Archive:
 
     def states(self, game_id):
         """The states the board reported for the game: {seq: state dict}."""
-        return {seq: json.loads(s) for seq, s in self._q(
-            "SELECT seq, state FROM states WHERE game_id = ? ORDER BY seq", (game_id,))}
+        out = {}
+        for seq, s in self._q("SELECT seq, state FROM states WHERE game_id = ? ORDER BY seq",
+                              (game_id,)):
+            state = load_cell(s)
+            # A damaged state is text, so it never equals the replay's state: verify shows it.
+            out[seq] = state if type(state) is dict else "damaged: %r" % (str(s)[:60],)
+        return out
 
     def gaps(self, board_id):
         return self._q("SELECT after, next FROM gaps WHERE board_id = ? ORDER BY after",
@@ -848,11 +911,17 @@ class Follower:
             g["last_seq"] if g["last_seq"] is not None else g["seq"], end))
 
     # -- live --------------------------------------------------------------------------------
+    tick = 0.2  # the longest wait for a frame before _between runs again
+
+    def _between(self, link):
+        """Called between frames while live: `chalk serve` passes its clients' commands here."""
+
     def _live(self, link):
         base = link.stats()
         quiet = time.monotonic()
         while not self._stopped():
-            f = link.poll(0.2)
+            self._between(link)
+            f = link.poll(self.tick)
             st = link.stats()
             need = st["lost"] > base["lost"] or st["restarts"] > base["restarts"]
             if f is None:

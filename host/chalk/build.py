@@ -19,9 +19,27 @@ from pathlib import Path
 from chalk.errors import ChalkError
 
 ROOT = Path(__file__).resolve().parents[2]
+# The checkout's firmware/, or in an installed chalk (a wheel) the copy it carries (setup.py).
 FIRMWARE = ROOT / "firmware"
+if not (FIRMWARE / "main.py").is_file() and (Path(__file__).parent / "_firmware").is_dir():
+    FIRMWARE = Path(__file__).resolve().parent / "_firmware"
 PACKAGE = "scoreboard"
 ESP32_ARCH = "xtensawin"  # the ESP32's native-code architecture (windowed Xtensa)
+# mpy-cross's -march values (its --help), the ESP32's first; "none" is portable bytecode.
+ARCHS = ("xtensawin", "xtensa", "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em",
+         "armv7emsp", "armv7emdp", "rv32imc", "rv64imc", "host", "debug")
+
+
+def parse_arch(text):
+    """An --arch value: an mpy-cross architecture, or None for portable bytecode ("none");
+    ChalkError (exit 2, a bad argument) naming the valid ones otherwise."""
+    if text.lower() in ("none", "portable"):
+        return None
+    if text not in ARCHS:
+        raise ChalkError("--arch %s is not an mpy-cross architecture; valid: none (portable), %s"
+                         % (text[:40], ", ".join(ARCHS)),
+                         "an ESP32 is xtensawin, the simulated board none", code=2)
+    return text
 STUBS_DIR = ROOT / "build" / "mpy-stubs"
 STUB_DISTS = ("micropython-esp32-stubs", "micropython-stdlib-stubs")
 _STUB_MARK = ".chalk-stubs"
@@ -137,7 +155,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     try:
         if args.command == "mpy":
-            arch = None if args.arch.lower() in ("none", "portable") else args.arch
+            arch = parse_arch(args.arch)
             made = compile_firmware(args.out, arch, progress=None if args.quiet else print)
             print("compiled %d modules for %s into %s" % (len(made), arch or "portable bytecode",
                                                           args.out))

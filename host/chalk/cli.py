@@ -7,6 +7,7 @@ import sys
 
 from chalk import __version__, commands
 from chalk.errors import ChalkError
+from chalk.text import printable
 
 
 def build_parser():
@@ -27,9 +28,10 @@ def main(argv=None):
     try:
         return args.func(args)
     except ChalkError as e:
-        print("chalk: %s" % e.message, file=sys.stderr)
+        # Messages quote names and lines from outside: no escape sequence reaches the terminal.
+        print("chalk: %s" % printable(e.message, keep_newlines=True), file=sys.stderr)
         if e.hint:
-            print("chalk: hint: %s" % e.hint, file=sys.stderr)
+            print("chalk: hint: %s" % printable(e.hint, keep_newlines=True), file=sys.stderr)
         return e.code
     except KeyboardInterrupt:
         return 130

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from chalk import sheet
-from chalk.archive import log_lines
+from chalk.archive import load_cell, log_lines
 from chalk.errors import ChalkError
 from scoreboard import matchlog
 from scoreboard.rules import RuleError
@@ -24,6 +24,7 @@ def replay(archive, game):
     """(header, steps, final state) of an archived game; steps are (line_no, record,
     state_before, state_after), line_no counting the header as line 1 as in its match log."""
     head = game["header"]
+    _check_damage(game)
     try:
         rules = matchlog.new_game(head)
     except matchlog.LineError as e:
@@ -31,7 +32,10 @@ def replay(archive, game):
     before = rules.state()
     steps = []
     for i, (seq, _t, line) in enumerate(archive.actions(game["id"])):
-        rec = json.loads(line)
+        rec = load_cell(line)
+        if type(rec) is not dict or rec.get("seq") != seq:
+            raise _damaged(game, "its action seq %s is not a match-log line: %s"
+                           % (seq, json.dumps(str(line))[:60]))
         try:
             after = rules.apply(matchlog.strip_meta(rec))
         except RuleError as e:
@@ -43,10 +47,29 @@ def replay(archive, game):
     return head, steps, rules.state()
 
 
+def _damaged(game, what):
+    return ChalkError("game %d is damaged in the archive: %s" % (game["id"], what),
+                      "`chalk verify %d` shows what is wrong; restore the archive from a backup"
+                      % game["id"])
+
+
+def _check_damage(game):
+    if game.get("damaged"):
+        raise _damaged(game, "its %s cannot be read" % " and ".join(game["damaged"]))
+
+
 # -- formats ---------------------------------------------------------------------------------
 
 def jsonl(archive, game):
-    return "\n".join(log_lines(archive, game)) + "\n"
+    # A match log is read by others: nothing unreadable goes into one (the rules are not asked:
+    # the log is the record as archived, and `chalk replay` judges it).
+    _check_damage(game)
+    lines = log_lines(archive, game)
+    problems = matchlog.read(lines).problems
+    if problems:
+        n, text = problems[0]
+        raise _damaged(game, "line %d of its match log: %s" % (n, text))
+    return "\n".join(lines) + "\n"
 
 
 def text(archive, game):
@@ -246,27 +269,34 @@ def export(archive, ids=(), all_games=False, fmt="jsonl", out=None, write=None):
         if not ids:
             raise ChalkError("give a game id (see `chalk games`) or --all")
         games = [archive.game(i) for i in ids]
-    outp = Path(out) if out else None
+    outp = Path(out) if out and out != "-" else None  # -o - is standard output
     many = all_games or len(games) > 1
     if many and outp is None and fmt != "text":
         raise ChalkError("exporting several games writes one file each: give a directory "
                          "with -o DIR", "or export one game at a time to standard output")
     if many and outp is not None and outp.exists() and not outp.is_dir():
         raise ChalkError("%s is a file: exporting several games needs a directory" % outp)
+    if many and outp is not None and not outp.exists() and outp.suffix:
+        raise ChalkError("%s looks like a file name: exporting several games writes one file "
+                         "each into a directory" % outp,
+                         "give a directory with -o DIR (it is created), or export one game")
+    # Every game is rendered before anything is written: a damaged game stops the export with
+    # no file half-written and no directory half-filled.
+    texts = [render(archive, g, fmt) for g in games]
     written = []
     try:
         if outp is None:
-            for i, g in enumerate(games):
-                write(("\n" if i else "") + render(archive, g, fmt))
+            for i, text in enumerate(texts):
+                write(("\n" if i else "") + text)
             return written
         if many or outp.is_dir():
             outp.mkdir(parents=True, exist_ok=True)
-            for g in games:
+            for g, text in zip(games, texts):
                 path = outp / filename(g, fmt)
-                _write_file(path, render(archive, g, fmt))
+                _write_file(path, text)
                 written.append(path)
         else:
-            _write_file(outp, render(archive, games[0], fmt))
+            _write_file(outp, texts[0])
             written.append(outp)
     except OSError as e:
         raise ChalkError("cannot write %s: %s" % (getattr(e, "filename", None) or outp,

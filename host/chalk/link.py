@@ -52,6 +52,10 @@ class BoardError(ChalkError):
         self.payload = payload or {}
 
 
+class NoReply(ChalkError):
+    """The board sent no reply to a command (the app is not running, or the line is dead)."""
+
+
 # -- finding a port --------------------------------------------------------------------------
 
 def bridge_of(vid, pid):
@@ -217,6 +221,8 @@ class BoardLink:
         self.noise = collections.deque(maxlen=20)  # the last lines that were not frames
         self.info = None  # the board's hello result
         self.on_line = None  # on_line(line bytes, [(type, payload)] or a reason): chalk watch --raw
+        self.beat = None  # (time.monotonic(), payload) of the board's last heartbeat
+        self.heard = None  # time.monotonic() of the last frame from the board
         self._counts = {"frames": 0, "corrupt": 0, "noise": 0, "lost": 0, "restarts": 0,
                         "stale": 0, "echo": 0, "overflow": 0}
 
@@ -274,6 +280,12 @@ class BoardLink:
             self._counts["echo"] += 1
             return
         self._count(n, typ)
+        self.heard = time.monotonic()
+        if typ == "beat":  # kept, not queued: an idle board sends one a second while it runs
+            self.beat = (self.heard, payload)
+            return
+        if typ == "boot":
+            self.beat = None  # what the board said before it restarted no longer holds
         if typ == "boot":
             self._unpack.learn(payload.get("game"), payload.get("config"))
         if typ in frames.COMPACT or typ == "rec":
@@ -384,8 +396,8 @@ class BoardLink:
                         "(last line: %r); %s" % (last[:60], _DEPLOY))
             else:
                 hint = "the board printed %r; %s" % (last[:60], _DEPLOY)
-        return ChalkError("no reply from the board on %s: is the Chalk firmware running?"
-                          % self.port, hint)
+        return NoReply("no reply from the board on %s: is the Chalk firmware running?"
+                       % self.port, hint)
 
     def _refused(self, cmd, payload):
         code = payload.get("code")
@@ -481,7 +493,13 @@ class BoardLink:
 
 
 def connect(port=None, baud=BAUD, timeout=5.0):
-    """Resolve the port (--port, $CHALK_PORT, auto), open it and say hello: a ready BoardLink."""
+    """Resolve the port (--port, $CHALK_PORT, auto), open it and say hello: a ready BoardLink.
+    While `chalk serve` holds the board, the board is reached through it instead (serve.py)."""
+    from chalk import serve
+
+    remote = serve.find(port or os.environ.get(ENV_PORT))
+    if remote is not None:
+        return remote
     port = resolve_port(port)
     ser = open_port(port, baud)
     link = BoardLink(ser, port)

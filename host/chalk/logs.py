@@ -11,21 +11,23 @@ UNREADABLE = 2
 
 
 def open_lines(path):
-    """The lines of a match log file ('-' for standard input)."""
-    if path == "-":
-        return sys.stdin.read().splitlines()
+    """The lines of a match log file ('-' for standard input); ChalkError (exit 2) if it cannot
+    be read as UTF-8 text."""
     try:
+        if path == "-":
+            return sys.stdin.buffer.read().decode("utf-8").splitlines()
         with open(path, encoding="utf-8") as f:
             return f.read().splitlines()
     except FileNotFoundError:
-        raise ChalkError("no such match log: %s" % path, "check the path") from None
+        raise ChalkError("no such match log: %s" % path, "check the path",
+                         code=UNREADABLE) from None
     except IsADirectoryError:
-        raise ChalkError("%s is a directory, not a match log" % path) from None
+        raise ChalkError("%s is a directory, not a match log" % path, code=UNREADABLE) from None
     except UnicodeDecodeError as e:
         raise ChalkError("%s is not UTF-8 text (byte %d): not a match log" % (path, e.start),
                          code=UNREADABLE) from None
     except OSError as e:
-        raise ChalkError("cannot read %s: %s" % (path, e.strerror)) from None
+        raise ChalkError("cannot read %s: %s" % (path, e.strerror), code=UNREADABLE) from None
 
 
 def load(path, skip_bad=False):

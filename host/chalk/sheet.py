@@ -6,6 +6,7 @@ decided, not what the log claims. A game without a formatter here gets a generic
 
 import json
 
+from chalk.text import printable
 from scoreboard import matchlog
 
 
@@ -24,7 +25,7 @@ def names(head, default):
             p = " & ".join(str(x) for x in p)
         elif isinstance(p, dict):
             p = p.get("name")
-        out.append(str(p) if p else d)
+        out.append(printable(p) if p else d)  # a name never reaches the terminal raw
     return out
 
 
@@ -227,7 +228,8 @@ def t42_sides(head):
     """The two partnerships' names: side 0 = players 1 and 3, side 1 = players 2 and 4 (T42-1)."""
     players = head.get("players") or []
     if len(players) == 4 and all(isinstance(p, str) for p in players):
-        return ["%s & %s" % (players[0], players[2]), "%s & %s" % (players[1], players[3])]
+        return [printable("%s & %s" % (players[0], players[2])),
+                printable("%s & %s" % (players[1], players[3]))]
     return names(head, ["P1 & P3", "P2 & P4"])
 
 

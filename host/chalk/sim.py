@@ -7,7 +7,12 @@ current directory on that flash, so mpremote's `fs cp` writes to it, and is rest
 exits, as a board reboots; killing it is a power cut.
 
 Between the process's terminal and the port the simulator relays the bytes itself, which lets
-tests cut the cable or corrupt bytes on the wire.
+tests cut the cable or corrupt bytes on the wire. The relay never blocks: bytes for a board that
+does not read wait in a bounded buffer, and beyond it are dropped and counted, as a USB bridge
+drops them. The simulator also plays the board's watchdog: a board whose app sent heartbeats and
+then falls silent for timings.watchdog_ms (a hung loop) is restarted into its journal; once the
+app hands over to the REPL (its last heartbeat says so), it waits REPL_WATCHDOG_S instead, as the
+ESP32's watchdog does.
 """
 
 import os
@@ -28,7 +33,9 @@ BOARDS = FIRMWARE / "boards"
 # The unix port is 64-bit: its objects and pointers are twice an ESP32's, so the firmware's
 # code and data need about twice the heap they need on the board. SIM_HEAP is the heap an
 # ESP32's 96 KB corresponds to here (see docs/simulator.md and `make bench`).
-SIM_HEAP = "192k"
+SIM_HEAP = "208k"  # 2 x 96 KB, plus room for the main loop's pacing and recording code
+TO_BOARD_MAX = 64 * 1024  # bytes the relay holds for a board that does not read
+REPL_WATCHDOG_S = 30 * 60  # as hal.esp32.REPL_WATCHDOG_MS
 
 
 def micropython():
@@ -132,9 +139,15 @@ class Sim:
         self.boots = 0
         self.cut = False  # the cable is unplugged: bytes are lost both ways
         self.corrupt = None  # callable(bytes, direction) -> bytes, to damage the wire
-        self.dropped = 0
+        self.dropped = 0  # bytes lost on the way to the host (nobody read the port)
+        self.dropped_to_board = 0  # bytes lost on the way to the board (it did not read them)
+        self.watchdog_resets = 0  # restarts of a board whose app fell silent
         self.baud = baud  # if set, the wire carries at most baud/10 bytes a second, like a UART
         self.romfs = romfs  # bytes of a ROMFS partition (chalk/simrom.py), None: none
+        self._watchdog_s = _watchdog_s(self.cfg_path)
+        self._bite = None  # time.monotonic() when the watchdog restarts a silent board
+        self._wait = self._watchdog_s  # how long it waits from the last frame
+        self._beats = None  # frames.Lines over what the board sends, for its heartbeats
         self._stop = threading.Event()
         self._threads = []
 
@@ -172,6 +185,8 @@ class Sim:
                 cmd += ["--trace", str(trace)]
             if self.test_mode:
                 cmd.append("--test-mode")
+            if self.baud:
+                cmd += ["--baud", str(self.baud)]
         return cmd
 
     def _spawn(self):
@@ -183,13 +198,48 @@ class Sim:
                                      stderr=self.log or subprocess.DEVNULL, cwd=str(self.flash),
                                      env=env, close_fds=True, start_new_session=True)
         os.close(slave)
+        os.set_blocking(master, False)  # the relay never waits on a board that does not read
+        from scoreboard.frames import Lines
+
+        self._beats = Lines()
+        self._bite = None  # armed by the new board's first frame
+        self._wait = self._watchdog_s
         self._board_master = master
         self.boots += 1
 
+    def _heard(self, data):
+        """Watch what the board's app sends (the watchdog the simulator plays): any frame
+        shows its loop runs; its last heartbeat says when it handed over to the REPL."""
+        if not self._watchdog_s:
+            return
+        from scoreboard.frames import Corrupt, WrongVersion, decode
+
+        for line in self._beats.feed(data):
+            try:
+                f = decode(line)
+            except (Corrupt, WrongVersion):
+                continue
+            if f is None:
+                continue  # REPL output: it does not feed the watchdog
+            if f[1] == "beat":
+                self._wait = REPL_WATCHDOG_S if f[2].get("mode") in ("repl", "stopped") else \
+                    self._watchdog_s
+            self._bite = time.monotonic() + self._wait
+
     def _supervise(self):
-        # A board that stops (soft reset, crash, power cut) boots again.
+        # A board that stops (soft reset, crash, power cut) boots again; one whose app fell
+        # silent for its watchdog's time is reset, as the ESP32's watchdog resets it.
         while not self._stop.is_set():
             proc = self.proc
+            bite = self._bite
+            if bite is not None and time.monotonic() > bite and proc.poll() is None:
+                self._bite = None
+                self.watchdog_resets += 1
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait()
             if proc.poll() is not None:
                 time.sleep(0.2)
                 if self._stop.is_set():
@@ -253,6 +303,8 @@ class Sim:
     def _to_host(self):
         while not self._stop.is_set():
             data = self._read(self._board_master)
+            if data:
+                self._heard(data)
             if not data or self.cut:
                 continue
             self._pace(data)
@@ -264,17 +316,47 @@ class Sim:
                 self.dropped += len(data)  # nobody reads the port: a USB bridge drops too
 
     def _to_board(self):
+        # Never blocks: what the board does not take waits here (up to TO_BOARD_MAX bytes,
+        # beyond which the newest are dropped and counted), and is dropped when the board
+        # restarts, as a rebooting board loses what was on its wire.
+        pending = b""
+        master = self._board_master
         while not self._stop.is_set():
             data = self._read(self._port_master)
-            if not data or self.cut:
+            if master != self._board_master:
+                self.dropped_to_board += len(pending)
+                pending = b""
+                master = self._board_master
+            if data and not self.cut:
+                self._pace(data)
+                if self.corrupt is not None:
+                    data = self.corrupt(data, "to_board")
+                room = TO_BOARD_MAX - len(pending)
+                if len(data) > room:
+                    self.dropped_to_board += len(data) - max(room, 0)
+                    data = data[:max(room, 0)]
+                pending += data
+            if not pending:
                 continue
-            self._pace(data)
-            if self.corrupt is not None:
-                data = self.corrupt(data, "to_board")
             try:
-                os.write(self._board_master, data)
+                n = os.write(master, pending)
+                pending = pending[n:]
+            except BlockingIOError:
+                if not data:
+                    time.sleep(0.01)  # the board reads nothing now; the port may have more
             except OSError:
-                self.dropped += len(data)
+                self.dropped_to_board += len(pending)  # the board's terminal is gone
+                pending = b""
+
+
+def _watchdog_s(cfg_path):
+    """The board's watchdog timeout in seconds (timings.watchdog_ms; 0: none)."""
+    try:
+        from scoreboard import boardconfig
+
+        return boardconfig.load(str(cfg_path))["timings"]["watchdog_ms"] / 1000
+    except Exception:
+        return 0  # a config the board itself will refuse: it never runs its loop
 
 
 def run_virtual(board, trace, flash=None, heap=SIM_HEAP, test_mode=False, timeout=600,

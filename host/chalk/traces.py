@@ -19,11 +19,25 @@ from scoreboard.rules import new_game
 
 
 class Trace:
-    def __init__(self, seed=1, bounce=True):
+    def __init__(self, seed=1, bounce=True, bounce_ms=None):
         self.t = 0
         self.records = []
         self.rng = random.Random(seed)
         self.bounce = bounce
+        # (lo, hi): every edge of a press, a pin and a peg rattles two or four times, lo..hi ms
+        # apart (a worn contact); None: presses get the fixed bounce below, pins and pegs none.
+        self.bounce_ms = bounce_ms
+
+    def edge(self, t, line, v):
+        """An edge to `v` at t with random contact bounce; returns when it has settled."""
+        self.at(t, line, v)
+        if self.bounce_ms is None:
+            return t
+        lo, hi = self.bounce_ms
+        for k in range(self.rng.choice((2, 4))):
+            t += self.rng.randint(lo, hi)
+            self.at(t, line, v if k % 2 else 1 - v)
+        return t
 
     def at(self, t, line, v):
         self.records.append((t, line, v))
@@ -38,6 +52,11 @@ class Trace:
         """A button press with contact bounce on make and break."""
         line = "btn." + button
         t = self.t
+        if self.bounce_ms is not None:
+            self.edge(t, line, 1)
+            self.edge(t + hold, line, 0)
+            self.t = t + hold + after
+            return
         if self.bounce:
             self.at(t, line, 1)
             self.at(t + 2, line, 0)
@@ -77,14 +96,14 @@ class Trace:
 
     def pin_fall(self, pin, at, down_for=None):
         """A pin leaves its base at `at`; stands again after `down_for` ms (None: stays down)."""
-        self.at(at, "pin." + pin, 1)
+        self.edge(at, "pin." + pin, 1)
         if down_for is not None:
-            self.at(at + down_for, "pin." + pin, 0)
+            self.edge(at + down_for, "pin." + pin, 0)
 
     def wobble(self, pin, at, ms=12):
         """A pin rocks without losing contact long enough to count (FP-21)."""
-        self.at(at, "pin." + pin, 1)
-        self.at(at + ms, "pin." + pin, 0)
+        self.edge(at, "pin." + pin, 1)
+        self.edge(at + ms, "pin." + pin, 0)
 
     def pocket(self, n, at, colour=None, ms=30):
         """Something drops through pocket n's beam at `at` for `ms`; a colour sensor beside it
@@ -115,11 +134,11 @@ def _shove(tr, head, actions):
             for b in range(9):
                 while pegs[s][b] < beds[s][b]:
                     pegs[s][b] += 1
-                    tr.set("peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 1)
+                    tr.edge(tr.t, "peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 1)
                     tr.wait(tr.rng.randint(150, 400))
                     changed = True
                 while pegs[s][b] > beds[s][b]:
-                    tr.set("peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 0)
+                    tr.edge(tr.t, "peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 0)
                     pegs[s][b] -= 1
                     tr.wait(tr.rng.randint(150, 400))
                     changed = True
@@ -178,11 +197,7 @@ def _five_pins(tr, head, actions):
             carom = action.get("carom", 0)
             if carom:
                 tr.press("carom%d" % carom)
-            fouls = action.get("fouls", [])
-            if len(fouls) > 1:
-                raise ValueError("the foul button records one foul per shot: %r" % fouls)
-            for _ in range(FOULS.index(fouls[0]) + 1 if fouls else 0):
-                tr.press("foul")
+            _foul_list(tr, action.get("fouls", []), FOULS)
             tr.press("confirm")
             tr.wait(500)
         elif a == "undo":
@@ -191,10 +206,13 @@ def _five_pins(tr, head, actions):
             raise ValueError("no trace for five-pins action %r" % a)
 
 
-def _one_foul(fouls, codes):
-    if len(fouls) > 1:
-        raise ValueError("the foul button records one foul per shot: %r" % fouls)
-    return codes.index(fouls[0]) + 1 if fouls else 0
+def _foul_list(tr, fouls, codes):
+    """Mark each foul on the foul list (docs/scoring-at-the-table.md): "foul" opens it and moves
+    down, "confirm" marks the code under the cursor and closes it."""
+    for code in fouls:
+        for _ in range(codes.index(code) + 1):
+            tr.press("foul")
+        tr.press("confirm")
 
 
 def _seven_pins(tr, head, actions):
@@ -226,8 +244,7 @@ def _seven_pins(tr, head, actions):
                 tr.press("carom")
             if action.get("called"):
                 tr.press("called")
-            for _ in range(_one_foul(action.get("fouls", []), SEVEN_PINS_FOULS)):
-                tr.press("foul")
+            _foul_list(tr, action.get("fouls", []), SEVEN_PINS_FOULS)
             tr.press("confirm")
             tr.wait(500)
         elif a == "undo":
@@ -254,8 +271,7 @@ def _novuss(tr, head, actions):
                 tr.wait(tr.rng.randint(200, 600))
                 tr.pocket(tr.rng.randint(1, 4), tr.t, (2000, 600)[colour])
             tr.wait(tr.rng.randint(1000, 2000))  # everything at rest
-            for _ in range(_one_foul(action.get("fouls", []), NOVUSS_FOULS)):
-                tr.press("foul")
+            _foul_list(tr, action.get("fouls", []), NOVUSS_FOULS)
             tr.press("confirm")
             tr.wait(500)
         elif a == "undo":
@@ -295,15 +311,16 @@ def _keypad(tr, head, actions):
         tr.keys(keypad_keys(head["game"], action))
 
 
-def from_matchlog(lines, seed=1):
-    """The sensor trace of a match log's actions (header excluded) as a Trace."""
+def from_matchlog(lines, seed=1, bounce_ms=None):
+    """The sensor trace of a match log's actions (header excluded) as a Trace; bounce_ms=(lo, hi)
+    rattles every press, pin and peg edge (Trace)."""
     log = matchlog.read(lines)
     if log.problems:
         raise ValueError("bad match log: %s" % log.problems[0][1])
     actions = [matchlog.strip_meta(r) for _, r in log.actions]
     for a in actions:
         a.pop("t", None)
-    tr = Trace(seed)
+    tr = Trace(seed, bounce_ms=bounce_ms)
     tr.wait(500)
     build = BUILDERS.get(log.header["game"])
     if build is None:

@@ -7,6 +7,7 @@ damage (to the archive or on the board) or two versions of the rules disagreeing
 import json
 from collections import namedtuple
 
+from chalk.archive import load_cell
 from chalk.errors import ChalkError
 from scoreboard import matchlog
 from scoreboard.rules import RuleError
@@ -25,6 +26,9 @@ def verify_game(archive, game):
     diffs = []
     compared = 0
     actions = archive.actions(gid)
+    if game.get("damaged"):  # a header or end cell that is not JSON any more
+        return Result(game, len(actions), 0, [Difference(
+            gid, game["seq"], "a readable %s" % " and ".join(game["damaged"]), "damaged")])
     try:
         rules = matchlog.new_game(game["header"])
     except matchlog.LineError as e:
@@ -40,10 +44,10 @@ def verify_game(archive, game):
 
     compare(game["seq"], rules.state())
     for seq, _t, line in actions:
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            diffs.append(Difference(gid, seq, "a match-log line", "unreadable: %s" % line[:60]))
+        rec = load_cell(line)
+        if rec is None:
+            diffs.append(Difference(gid, seq, "a match-log line",
+                                    "unreadable: %s" % str(line)[:60]))
             break
         if type(rec) is not dict or rec.get("seq") != seq:
             diffs.append(Difference(gid, seq, "a line with seq %d" % seq, line[:80]))

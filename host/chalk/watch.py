@@ -10,6 +10,7 @@ import sys
 import time
 
 from chalk import link
+from chalk.text import printable
 from scoreboard import frames
 
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: plain ANSI, any terminal has it
@@ -18,8 +19,8 @@ CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: plain ANSI, any terminal h
 def player_name(players, i, default):
     p = players[i] if i < len(players) else None
     if type(p) is list:
-        return " & ".join(str(x) for x in p)
-    return str(p) if p else default
+        return printable(" & ".join(str(x) for x in p))
+    return printable(p) if p else default
 
 
 def _five_pins(st, players):
@@ -72,7 +73,8 @@ def _novuss(st, players):
 
 def _texas_42(st, players):
     if len(players) == 4 and all(type(p) is str for p in players):
-        names = ["%s & %s" % (players[0], players[2]), "%s & %s" % (players[1], players[3])]
+        names = [printable("%s & %s" % (players[0], players[2])),
+                 printable("%s & %s" % (players[1], players[3]))]
     else:
         names = [player_name(players, i, ("P1 & P3", "P2 & P4")[i]) for i in (0, 1)]
     w = max(len(n) for n in names)
@@ -196,12 +198,49 @@ def raw_line(line, parts):
                                 for typ, payload in parts])
 
 
-def watch(port=None, once=False, out=None, tty=None, timeout=5.0, raw=False):
-    """Show the board's game, redrawn whenever the board reports a change, until Ctrl-C.
+BEAT_LOST = 3.0  # seconds without a frame (the board sends one at least every second)
+
+
+def not_scoring(board, now=None):
+    """Why the board is not scoring, or None while it is: its heartbeat says it shows the
+    service view, or nothing came for BEAT_LOST seconds (at the REPL, stopped, unplugged)."""
+    if not hasattr(board, "heard"):
+        return None  # a board reached through `chalk serve`: the server watches its line
+    now = time.monotonic() if now is None else now
+    heard = board.heard
+    if heard is None or now - heard > BEAT_LOST:
+        silent = now - heard if heard is not None else None
+        said = [ln for ln in getattr(board, "noise", ()) if ln.strip()]
+        if any(">>>" in ln or "Traceback" in ln or "MicroPython" in ln or "KeyboardInterrupt"
+               in ln for ln in said[-5:]):
+            return "the board is at the MicroPython REPL: the app is not running"
+        if silent is None:
+            return "no reply from the board"
+        return "no reply from the board for %d s (no heartbeat): the app stopped, or the " \
+               "cable is out" % silent
+    if getattr(board, "beat", None) is not None and \
+            board.beat[1].get("mode", "scoring") != "scoring":
+        mode = board.beat[1].get("mode")
+        if mode == "repl":
+            return "the board is at the MicroPython REPL: the app is not running"
+        if mode == "stopped":
+            return "the app stopped (an error: see it with `mpremote connect PORT repl`)"
+        if mode == "service":
+            return "the board shows the service view (a long press of undo, or `chalk " \
+                   "service --off`, goes back to the game)"
+        return "the board is in %s mode" % board.beat[1].get("mode")
+    return None
+
+
+def watch(port=None, once=False, out=None, tty=None, timeout=5.0, stop=None, raw=False):
+    """Show the board's game, redrawn whenever the board reports a change, until Ctrl-C (or
+    until `stop`, a threading.Event, is set).
 
     On a terminal the screen is redrawn in place; otherwise one line per change (with a time
-    of day), so the output can be logged. `once`: show it once and return. `raw`: every line
-    from the board as it came, each frame decoded under it."""
+    of day), so the output can be logged. A board that stops scoring (at the REPL, in the
+    service view, silent) is shown as NOT SCORING, with why, within BEAT_LOST seconds.
+    `once`: show it once and return. `raw`: every line from the board as it came, each frame
+    decoded under it."""
     out = out or sys.stdout
     tty = out.isatty() if tty is None else tty
     if raw:
@@ -210,26 +249,56 @@ def watch(port=None, once=False, out=None, tty=None, timeout=5.0, raw=False):
         status = board.request("state", timeout=timeout)
         if once:
             out.write("\n".join(render(status, board.port)) + "\n")
+            why = not_scoring(board)
+            if why is None and status.get("mode") == "service":
+                why = "the board shows the service view"
+            if why:
+                out.write("NOT SCORING: %s\n" % why)
             return status
 
-        def show(status, note=None):
+        def show(status, note=None, why=None):
             if tty:
                 lines = render(status, board.port)
+                if why:
+                    lines = ["NOT SCORING: %s" % why, "(the last score the board sent:)"] + lines
                 if note:
                     lines.append(note)
                 lines += ["", "watching %s; Ctrl-C to stop" % board.port]
                 out.write(CLEAR + "\n".join(lines) + "\n")
+            elif why:
+                out.write("%s NOT SCORING: %s\n" % (time.strftime("%H:%M:%S"), why))
             else:
                 out.write("%s %s%s\n" % (time.strftime("%H:%M:%S"), one_line(status),
                                          " | " + note if note else ""))
             out.flush()
 
         show(status)
+        shown_why = None
+        restarted = False
         try:
-            for f in board.frames():
-                if f.type in ("state", "warn", "boot"):
-                    note = "(the board restarted)" if f.type == "boot" else None
-                    show(board.request("state", timeout=timeout), note)
+            while stop is None or not stop.is_set():
+                f = board.poll(0.25)
+                if f is not None and f.type == "boot":
+                    restarted = True
+                why = not_scoring(board)
+                if why is not None:
+                    if why != shown_why:
+                        shown_why = why
+                        show(status, why=why)
+                    continue
+                if f is None and shown_why is None:
+                    continue
+                if f is not None and f.type not in ("state", "warn", "boot") and \
+                        shown_why is None:
+                    continue
+                try:
+                    status = board.request("state", timeout=timeout)
+                except link.NoReply:
+                    continue  # it stopped meanwhile: the heartbeat's silence tells why
+                note = "(the board restarted)" if restarted else None
+                restarted = False
+                shown_why = None
+                show(status, note)
         except KeyboardInterrupt:
             pass
     return None

@@ -6,7 +6,9 @@
 # 5 ms ticks of line activity. Any allocation there raises MemoryError.
 # A second run with the heap unlocked and the GC off checks that no garbage is left either.
 #
-# usage: micropython app_heaplock.py MPY_DIR|- BOARD.json FLASH_DIR STEPS
+# usage: micropython app_heaplock.py MPY_DIR|- BOARD.json FLASH_DIR STEPS [record]
+# With `record`, the host's record mode is on: every line change is also noted into the
+# recorder's rings (scan and edge callback) and drained here, locked too.
 # Prints KEY value lines that tests/test_sim_heaplock.py asserts on, so it cannot pass vacuously.
 
 import sys
@@ -30,6 +32,13 @@ WARM = 2000
 board = SimBoard(sys.argv[2], sys.argv[3], VirtualClock(T0))
 app = App(board)
 app.boot()
+RECORD = len(sys.argv) > 5 and sys.argv[5] == "record"
+if RECORD:
+    from scoreboard.record import Recorder
+
+    app.recorder = Recorder(app)
+    recbuf = array("i", [0, 0, 0])
+    recorded = array("i", [0])
 clock = board.clock
 lines = board.lines
 ring = app.ring
@@ -52,13 +61,13 @@ def step(k):
     clock.advance(5)
 
     # Buttons: 0 = short press with a bounce, 1 = long press, 2 = stuck 70 s of every 100 s,
-    # 3 = chattering for 100 ms of every 10 s.
+    # 3 = chattering for 500 ms of every 10 s (an edge every 10 ms: ~25 the debouncer takes).
     ph = k % 400
     lines.set(0, 1 if 10 <= ph < 40 and ph != 12 else 0)
     lines.set(1, 1 if 100 <= ph < 350 else 0)
     lines.set(2, 1 if k % 20000 < 14000 else 0)
     ph = k % 2000
-    lines.set(3, 1 if 200 <= ph < 220 and ph % 2 else 0)
+    lines.set(3, 1 if 200 <= ph < 300 and ph % 2 else 0)
 
     busy = False
     if npins:
@@ -71,7 +80,7 @@ def step(k):
         lines.set(nbtn + 4, 1 if 40 <= ph < 42 else 0)
         lines.set(nbtn + 1, 1 if 500 <= ph < 900 else 0)
         busy = 100 <= ph < 120
-        lines.set(nbtn + 2, 1 if 105 <= ph < 115 else 0)
+        lines.set(nbtn + 2, 1 if 105 <= ph < 115 else 0, clock.ticks_ms() - 1)  # its own ms
     if npk:
         # Pocket beams (seven-pins, novuss): pocket 0 passes something for 30 ms every second,
         # with the colour sensor reading a black, a red, then bare wood (the striker); the last
@@ -98,6 +107,10 @@ def step(k):
 
     if not busy:
         app.scan(clock.ticks_ms())
+    if RECORD:
+        rec = app.recorder
+        while rec.scan_ring.pop_into(recbuf) or rec.edge_ring.pop_into(recbuf):
+            recorded[0] += 1
     while ring.pop_into(buf):
         kind = buf[0]
         counts[kind] += 1
@@ -148,6 +161,9 @@ print("EDGE_ONLY_PIN_DOWN", counts[20])
 for i, what in enumerate(("RED", "BLACK", "STRIKER", "BALL")):
     print("POCKET_" + what, counts[24 + i])
 print("DROPPED", ring.dropped)
+if RECORD:
+    print("RECORDED", recorded[0])
+    print("RECORD_DROPPED", app.recorder.scan_ring.dropped + app.recorder.edge_ring.dropped)
 print("STEPS", STEPS)
 
 # The same work with the heap unlocked and the GC off must leave nothing behind.

@@ -162,6 +162,9 @@ if micropython is not None:
     bus.data = 0
     out("mp.ssd1306_show", heap_locked(oled.show))
     out("mp.ssd1306_bytes", bus.data)
+    bus.data = 0
+    out("mp.ssd1306_show_page", heap_locked(oled.show_page, 7))  # a redraw, a page a pass
+    out("mp.ssd1306_page_bytes", bus.data)
     # pixel text from MicroPython's own font
     out("mp.font_pixel", d.pixel(1, 1))
 

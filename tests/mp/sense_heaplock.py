@@ -28,8 +28,8 @@ STEPS = 12000  # 5 ms apart: 60 s of play
 
 ring = EventRing(64)
 small = EventRing(2)  # kept nearly full: overflow must be counted, not allocate
-buttons = Buttons(4, 20, 1000, ring)
-health = LineHealth(4, 3000, 4, 200, ring, 20)
+buttons = Buttons(4, 20, 1000, ring, min_press_ms=20)
+health = LineHealth(4, 3000, 4, 200, ring, 20, debounce_ms=20)
 tilt = TiltLatch(5, 50, 1000, ring)
 pegs = PegGrid(50, ring)
 
@@ -45,7 +45,7 @@ def step(k):
     t = (T0 + k * 5) & 0x3FFFFFFF
 
     # Buttons: 0 = short press with a bounce, 1 = long press, 2 = stuck 5 s of every 10 s,
-    # 3 = chatter for 100 ms.
+    # 3 = chatter for 300 ms: 5 ms spikes every 25 ms (each too short to be a press).
     ph = k % 400
     raw = 0
     if 10 <= ph < 40 and ph != 12:
@@ -54,15 +54,15 @@ def step(k):
         raw |= 2
     if k % 2000 < 1000:
         raw |= 4
-    if 200 <= ph < 220 and ph % 2:
+    if 200 <= ph < 260 and ph % 5 == 0:
         raw |= 8
     health.tick(t, raw)
     buttons.mute = health.faulty
     buttons.tick(t, raw)
 
     # Pins: '1' falls 150 ms and stands again; 'C' wobbles 10 ms; '3' falls 100 ms between
-    # scans (interrupt only); '2' lies 2 s and the shot is closed by a button; '4' moves while
-    # removed.
+    # scans (interrupt only); '2' lies 2 s and the shot is closed by a button while 'C' is
+    # 10 ms into a fall (the close waits for it, FP-18); '4' moves while removed.
     ph = k % 1000
     raw = 0
     if 10 <= ph < 40:
@@ -75,6 +75,8 @@ def step(k):
         tilt.note_edge(2, t - 2, 0)
     if 500 <= ph < 900:
         raw |= 2
+    if 558 <= ph < 600:
+        raw |= 16
     if ph == 300:
         tilt.set_removed(8)
     if 320 <= ph < 380:

@@ -6,12 +6,14 @@
 #   board.cfg        the validated board config (boardconfig.load)
 #   board.lines      Lines: read() -> int bitmap of buttons then tilt pins, LOGICAL (1 = pressed,
 #                    tilted); on_edge(callback) -> callback(line_index) on each edge of a tilt line
+#                    (the sim also sets lines.edge_ms, the edge's own ms, during the call)
 #   board.pegs       Pegs (shove ha'penny) or None: scan_into(arr) fills arr[0], arr[1]
 #   board.keypad     Keypad (scorepad) or None: scan() -> int bitmap of the keys down
 #   board.display    Display: fb (128x64 framebuf), text(), fill(), show(), contrast(), power()
 #   board.clock      Clock: ticks_ms(), sleep_ms(), ticks_diff(), ticks_add()
 #   board.storage    Storage: root directory of the journal
 #   board.line_names every line name (boardconfig.line_names); board.problems: startup faults
+#   board.baud       the link's UART speed (0: a pty); board.watchdog(ms): a started watchdog
 #
 # This module holds what both share: the shift-register reader (it takes callables, so the sim
 # drives it with a modelled chain and the ESP32 with machine.Pin), clocks, storage, the board.
@@ -285,3 +287,8 @@ class Board:
         self.line_names = boardconfig.line_names(cfg)
         self.problems = []
         self.device_id = None  # unique per board (the archive tells boards apart by it)
+        self.baud = 0  # the link's UART speed, which the main loop paces its writes to (0: none)
+
+    def watchdog(self, timeout_ms):
+        """A started watchdog (feed(), release()) the main loop feeds every scan, or None."""
+        return None

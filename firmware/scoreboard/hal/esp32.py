@@ -22,6 +22,8 @@ from . import Board, Keypad, NullDisplay, Pegs, RealClock, SpiPegs, Storage
 from .ssd1306 import SSD1306
 
 JOURNAL_DIR = "/journal"  # on the LittleFS filesystem of the ESP32_GENERIC image
+UART_BAUD = 115200  # the REPL's UART0, which carries the link: the app paces its writes to it
+REPL_WATCHDOG_MS = 30 * 60 * 1000  # the watchdog's timeout once the app hands over to the REPL
 
 # None means no pull resistor (documented for machine.Pin; the stubs type `pull` as int only,
 # hence the type: ignore[arg-type] where it is passed).
@@ -94,6 +96,38 @@ class Display(SSD1306):
             super().show()
         except OSError:
             self.errors += 1
+
+    def show_page(self, p):
+        try:
+            super().show_page(p)
+        except OSError:
+            self.errors += 1
+
+
+class Watchdog:
+    """machine.WDT, fed by the main loop once a scan: a loop that hangs longer than `timeout_ms`
+    (timings.watchdog_ms) reboots the board, which resumes its game from the journal.
+
+    The ESP32's watchdog cannot be stopped once started. When the app hands the port to the REPL
+    (mpremote, `chalk deploy`) release() stretches it to REPL_WATCHDOG_MS (creating machine.WDT
+    again sets a new timeout), time enough to deploy; a board left at the REPL then reboots
+    into the scoreboard by itself."""
+
+    def __init__(self, timeout_ms):
+        self._wdt = machine.WDT(timeout=timeout_ms)
+
+    def feed(self):
+        self._wdt.feed()
+
+    def release(self):
+        self._wdt = machine.WDT(timeout=REPL_WATCHDOG_MS)
+        self._wdt.feed()
+
+
+class Esp32Board(Board):
+    def watchdog(self, timeout_ms):
+        # Started by the main loop (serve), not when the board is built.
+        return Watchdog(timeout_ms)
 
 
 class Analog:
@@ -175,11 +209,12 @@ def make_board(cfg, journal=JOURNAL_DIR):
     lines = Lines(cfg)
     pegs = _make_pegs(cfg) if "pegs" in cfg else None
     display = _make_display(cfg, problems)
-    board = Board(cfg, lines, pegs, display, RealClock(), Storage(journal))
+    board = Esp32Board(cfg, lines, pegs, display, RealClock(), Storage(journal))
     if "keypad" in cfg:
         board.keypad = _make_keypad(cfg)
     board.problems.extend(problems)
     if boardconfig.analog_names(cfg):
         board.analog = Analog(cfg)
     board.device_id = "esp32-" + "".join("%02x" % b for b in machine.unique_id())
+    board.baud = UART_BAUD
     return board

@@ -47,6 +47,7 @@ class Lines:
         self.edge_mask = edge_mask
         self._bits = 0
         self._callback = None
+        self.edge_ms = -1
 
     def read(self):
         return self._bits
@@ -57,20 +58,25 @@ class Lines:
 
     def on_edge(self, callback):
         """callback(line_index) on every change of a tilt line; None to stop. Called at once
-        from set(), where the board would schedule it from its pin interrupt."""
+        from set(), where the board would schedule it from its pin interrupt. During the call,
+        `edge_ms` is the edge's own time (ticks ms) when set() was given one, as the board's
+        interrupt stamps the edge itself (a trace record's time, not the scan that applies
+        it); else -1 (now)."""
         self._callback = callback
 
     def index(self, name):
         return self.names.index(name)
 
-    def set(self, index, v):
+    def set(self, index, v, t=None):
         bit = 1 << index
         old = self._bits
         new = (old | bit) if v else (old & ~bit)
         if new != old:
             self._bits = new
             if self.edge_mask & bit and self._callback is not None:
+                self.edge_ms = -1 if t is None else t
                 self._callback(index)
+                self.edge_ms = -1
 
 
 class ShiftChain:
@@ -383,6 +389,12 @@ class SimBoard(Board):
             from .simanalog import Analog  # only boards with colour sensors load it
 
             self.analog = Analog(cfg)
+        # self.baud stays 0: a pty carries what it is given; main.py --baud sets a UART's pace
+
+    def watchdog(self, timeout_ms):
+        from .simwatchdog import SimWatchdog  # loaded by the main loop only: no RAM otherwise
+
+        return SimWatchdog(timeout_ms)
 
     def _locate(self, name):
         # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists
@@ -398,9 +410,10 @@ class SimBoard(Board):
             return "key", i - n  # the keys follow the switch lines (boardconfig.line_names)
         return (i - n) // 27, (i - n) % 27
 
-    def set_line(self, name, v):
+    def set_line(self, name, v, t=None):
         """Set a line by its contract name to a logical value, 0 or 1 (an analog colour line:
-        its ADC reading, 0..4095)."""
+        its ADC reading, 0..4095); t: when it changed (ticks ms; default now), for the edge
+        interrupt of a tilt line."""
         if self.analog is not None and name[:7] == "colour.":
             self.analog.set(name, v)
             return
@@ -408,7 +421,7 @@ class SimBoard(Board):
             raise ValueError("line %s: v must be 0 or 1, not %s" % (name, _q(v)))
         side, i = self._locate(name)
         if side is None:
-            self.lines.set(i, v)
+            self.lines.set(i, v, t)
         elif side == "key":
             m = self.matrix
             m.down = (m.down | 1 << i) if v else (m.down & ~(1 << i))
@@ -455,9 +468,10 @@ def known_lines(board):
 
 def _q(v):
     try:
-        return json.dumps(v)
+        text = json.dumps(v)
     except (TypeError, ValueError):
-        return repr(v)
+        text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # -- sensor traces --------------------------------------------------------------------------------
@@ -468,6 +482,11 @@ class TraceError(ValueError):
     def __init__(self, lineno, message):
         super().__init__("trace line %d: %s" % (lineno, message))
         self.lineno = lineno
+
+
+# The latest t a trace may have: 24 hours. No game lasts longer, and a virtual clock walking to
+# t = 10**23 one scan at a time would never get there.
+MAX_T = 24 * 3600 * 1000
 
 
 def format_record(t, line, v):
@@ -482,18 +501,25 @@ def read_trace(lines, names):
     Raises TraceError naming the line number for bad JSON, an unknown line name, t going
     backwards or v not 0/1.
     """
+    from ..safejson import loads  # here: a board that plays no trace never loads it
+
     known = set(names)
     last = -1
     lineno = 0
     for raw in lines:
         lineno += 1
         if type(raw) is bytes:
-            raw = raw.decode()
+            try:
+                raw = raw.decode()
+            except UnicodeError:
+                raise TraceError(lineno, "not UTF-8 text: a trace is JSON Lines")
         raw = raw.strip()
+        if lineno == 1 and raw.startswith("\ufeff"):
+            raw = raw[1:].strip()  # a byte order mark some editors put first
         if not raw:
             continue
         try:
-            rec = json.loads(raw)
+            rec = loads(raw)
         except ValueError as e:
             raise TraceError(lineno, "bad JSON (%s): %s" % (e, raw[:60]))
         if type(rec) is not dict:
@@ -503,8 +529,9 @@ def read_trace(lines, names):
             if key not in rec:
                 raise TraceError(lineno, "missing %s in %s" % (_q(key), raw[:60]))
         t, name, v = rec["t"], rec["line"], rec["v"]
-        if type(t) is not int or t < 0:
-            raise TraceError(lineno, "t must be a whole number of ms >= 0, not %s" % _q(t))
+        if type(t) is not int or t < 0 or t > MAX_T:
+            raise TraceError(lineno, "t must be a whole number of ms from 0 to %d (24 hours), "
+                             "not %s" % (MAX_T, _q(t)))
         if t < last:
             raise TraceError(lineno, "t goes backwards: %d after %d (a trace is in time order)"
                              % (t, last))
@@ -574,9 +601,12 @@ class TracePlayer:
         """Apply every record with t <= elapsed(); return how many."""
         now = self.elapsed()
         n = 0
+        clock = self.board.clock
         while self._next is not None and self._next[0] <= now:
             t, name, v = self._next
-            self.board.set_line(name, v)
+            # Each change at its own ms, however late the poll: the scan that follows sees the
+            # levels, the edge interrupt the exact time (as on the board).
+            self.board.set_line(name, v, clock.ticks_add(self.start, t))
             n += 1
             self.applied += 1
             self._pull()

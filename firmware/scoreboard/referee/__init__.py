@@ -31,3 +31,7 @@ class BaseReferee:
 
     def status(self):
         return self.note
+
+    def screen(self):
+        """Rows that take the whole screen for now (e.g. a list to choose from), or None."""
+        return None

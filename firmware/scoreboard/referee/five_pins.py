@@ -7,13 +7,17 @@
 # closes the latch's shot window, if still open).
 #
 # Buttons: confirm (short: submit the shot / before the match: the break; long: undo), carom3 /
-# carom4 (toggle the first carom's value), foul (cycles through the foul codes; long: no foul),
-# undo, break (before the match: who breaks, FP-7).
+# carom4 (toggle the first carom's value), foul (the foul list, below; long: no foul), undo,
+# break (before the match: who breaks, FP-7).
+#
+# Several fouls in one shot (FP-14, FP-15): the foul list (referee/foulist.py). One foul is
+# "foul" x its position, "confirm"; the shot is then submitted with "confirm" as ever.
 
-from ..sense import LONG, PRESS, SHOT, SHOT_CLOSED, pins_text
+from ..sense import CLOSING, LONG, PRESS, SHOT, SHOT_CLOSED, pins_text
 from . import BaseReferee
+from .foulist import FoulList
 
-# The order the foul button cycles through: the common ones first.
+# The order of the foul list: the common ones first.
 FOULS = ("miss", "red_first", "pin", "pins_first", "ball_off", "touch", "wrong_ball", "moving",
          "not_tip", "double_hit", "push", "contact", "foot", "placing", "jump")
 
@@ -22,12 +26,14 @@ class Referee(BaseReferee):
     def __init__(self, app):
         super().__init__(app)
         self.breaker = 0
+        self.fouls = FoulList(FOULS)
         self._clear()
 
     def _clear(self):
         self.carom = 0
-        self.foul = -1
+        self.fouls.clear()
         self.pins = 0  # pins down in shot windows closed since the last shot (settled)
+        self.closing = False  # "confirm" waits for a pin mid-fall (FP-18): SHOT submits
 
     def changed(self):
         self._clear()
@@ -35,13 +41,22 @@ class Referee(BaseReferee):
     def on_event(self, kind, ident, value, t):
         if kind == SHOT:
             # A window the latch closed by itself (settled). Windows closed by "confirm" are
-            # taken directly in confirm(), so their SHOT event is not counted twice.
+            # taken directly in confirm(), so their SHOT event is not counted twice, unless
+            # confirm had to wait for a pin that left its base before it (FP-18).
             if ident != SHOT_CLOSED:
                 self.pins |= value
+            elif self.closing:
+                self.closing = False
+                self.pins |= value
+                self.submit_shot()
             return
+        if self.closing:
+            return  # a few ms until the shot is submitted: nothing else is taken meanwhile
         if kind != PRESS and kind != LONG:
             return
         name = self.app.button(ident)
+        if self.fouls.button(name, kind):
+            return
         if name == "confirm":
             if kind == LONG:
                 self.app.submit({"a": "undo"})
@@ -53,8 +68,6 @@ class Referee(BaseReferee):
             self.carom = 0 if self.carom == 3 else 3
         elif name == "carom4":
             self.carom = 0 if self.carom == 4 else 4
-        elif name == "foul":
-            self.foul = -1 if kind == LONG or self.foul + 1 >= len(FOULS) else self.foul + 1
         elif name == "break":
             self.breaker = 1 - self.breaker
 
@@ -69,15 +82,26 @@ class Referee(BaseReferee):
             # close their window now, so it cannot settle later into the first shot and pins
             # still lying are spent (FP-23: a pin off its spot is not counted).
             if tilt is not None:
-                tilt.close(t)
+                tilt.close(t, wait=False)
             if self.app.submit({"a": "break", "player": self.breaker}):
                 self._clear()
             return
-        mask = tilt.close(t) if tilt is not None else -1
+        # Closed when the board takes the confirm (its release has lasted min_press_ms), not at
+        # the release itself: a pin that left its base before now is this shot's (FP-18).
+        mask = tilt.close(self.app.clock.ticks_ms()) if tilt is not None else -1
+        if mask == CLOSING:
+            self.closing = True  # a pin is mid-fall: the shot goes when it is down (FP-18)
+            return
         if mask > 0:
             self.pins |= mask
+        self.submit_shot()
+
+    def submit_shot(self):
+        st = self.app.game.state()
+        if st["next"] is None:
+            return
         action = {"a": "shot", "player": st["next"], "pins": pins_text(self.pins),
-                  "carom": self.carom, "fouls": [FOULS[self.foul]] if self.foul >= 0 else []}
+                  "carom": self.carom, "fouls": self.fouls.chosen()}
         if self.app.submit(action):
             self._clear()
 
@@ -92,6 +116,13 @@ class Referee(BaseReferee):
             parts.append("pins " + pins_text(down))
         if self.carom:
             parts.append("c%d" % self.carom)
-        if self.foul >= 0:
-            parts.append(FOULS[self.foul])
+        fouls = self.fouls.summary()
+        if fouls:
+            parts.append(fouls)
         return " ".join(parts) or None
+
+    def screen(self):
+        """The foul list while it is open (8 rows of 16), else None (the score)."""
+        st = self.app.game.state()
+        who = " P%d" % (st["next"] + 1) if st["next"] is not None else ""
+        return self.fouls.screen(who, self.app.warnings())

@@ -2,19 +2,20 @@
 #
 # A shot's pucks are counted by the pocket sensors where fitted (a beam and a colour sensor in
 # each corner pocket: sense/pockets.py) and on the `own` and `opp` buttons, each press one puck;
-# the foul button cycles through the NV-7 codes. Nothing is scored before "confirm": the screen
-# shows the counts and the foul chosen so far ("own 2 opp 1 opp_first"), so a count can be put
-# right first.
+# the foul list (referee/foulist.py) marks one or more NV-7 codes. Nothing is scored before
+# "confirm": the screen shows the counts and the fouls chosen so far ("own 2 opp 1 opp_first"),
+# so a count can be put right first.
 #
 # Buttons: confirm (short: submit the shot / before the game: the start / after it: a new game;
-# long: undo), own and opp (one puck each press; long: back to 0), foul (cycles; long: no foul),
-# undo, start (before the game: which side shoots first).
+# long: undo), own and opp (one puck each press; long: back to 0), foul (the foul list; long: no
+# foul), undo, start (before the game: which side shoots first).
 
 from ..sense import LONG, POCKET, PRESS
 from ..sense.pockets import BALL, BLACK, RED, STRIKER
 from . import BaseReferee
+from .foulist import FoulList
 
-# The order the foul button cycles through: the common ones first.
+# The order of the foul list: the common ones first.
 FOULS = ("opp_first", "no_own_touch", "striker_pocketed", "own_off", "direct_in_zone",
          "striker_off", "opp_off", "zone_ricochet")
 _MAX = 8  # NV-1: pucks a side
@@ -24,12 +25,13 @@ class Referee(BaseReferee):
     def __init__(self, app):
         super().__init__(app)
         self.first = 0
+        self.fouls = FoulList(FOULS)
         self._clear()
 
     def _clear(self):
         self.own = 0
         self.opp = 0
-        self.foul = -1
+        self.fouls.clear()
 
     def changed(self):
         self._clear()
@@ -41,6 +43,8 @@ class Referee(BaseReferee):
         if kind != PRESS and kind != LONG:
             return
         name = self.app.button(ident)
+        if self.fouls.button(name, kind):
+            return
         if name == "confirm":
             if kind == LONG:
                 self.app.submit({"a": "undo"})
@@ -52,21 +56,18 @@ class Referee(BaseReferee):
             self.own = 0 if kind == LONG else min(_MAX, self.own + 1)
         elif name == "opp":
             self.opp = 0 if kind == LONG else min(_MAX, self.opp + 1)
-        elif name == "foul":
-            self.foul = -1 if kind == LONG or self.foul + 1 >= len(FOULS) else self.foul + 1
         elif name == "start":
             self.first = 1 - self.first
 
     def pocketed(self, what):
         """A pocket sensor saw `what` drop. Side 0 (A) plays the red pucks, side 1 (B) the black;
         a puck of unknown colour (a pocket without a colour sensor) counts as the shooter's own;
-        the striker is the striker_pocketed foul (NV-7), unless another foul is chosen."""
+        the striker marks the striker_pocketed foul (NV-7)."""
         side = self.app.game.state()["next"]
         if side is None:
             return
         if what == STRIKER:
-            if self.foul < 0:
-                self.foul = FOULS.index("striker_pocketed")
+            self.fouls.mark("striker_pocketed")
         elif what == BALL or (what == RED) == (side == 0):
             self.own = min(_MAX, self.own + 1)
         elif what == RED or what == BLACK:
@@ -82,7 +83,7 @@ class Referee(BaseReferee):
                 self._clear()
             return
         action = {"a": "shot", "side": st["next"], "own": self.own, "opp": self.opp,
-                  "fouls": [FOULS[self.foul]] if self.foul >= 0 else []}
+                  "fouls": self.fouls.chosen()}
         if self.app.submit(action):
             self._clear()
 
@@ -95,6 +96,13 @@ class Referee(BaseReferee):
             parts.append("own %d" % self.own)
         if self.opp:
             parts.append("opp %d" % self.opp)
-        if self.foul >= 0:
-            parts.append(FOULS[self.foul])
+        fouls = self.fouls.summary()
+        if fouls:
+            parts.append(fouls)
         return " ".join(parts) or None
+
+    def screen(self):
+        """The foul list while it is open (8 rows of 16), else None (the score)."""
+        st = self.app.game.state()
+        who = " " + "AB"[st["next"]] if st["next"] is not None else ""
+        return self.fouls.screen(who, self.app.warnings())

@@ -9,14 +9,16 @@
 # was sensed and chosen ("K S2 p1 car miss"), so nothing is scored that was not seen first.
 #
 # Buttons: confirm (short: submit the shot / before the game: the break / after it: a new game;
-# long: undo), carom and called (toggle), pocket (cycles 0, 1, 2 balls pocketed), foul (cycles
-# through the foul codes; long: no foul), undo, break (before the game: who breaks, SP-15).
+# long: undo), carom and called (toggle), pocket (cycles 0, 1, 2 balls pocketed), foul (the foul
+# list, referee/foulist.py: one or more fouls in a shot; long: no foul), undo, break (before the
+# game: who breaks, SP-15).
 
-from ..sense import LONG, POCKET, PRESS, SHOT, SHOT_CLOSED
+from ..sense import CLOSING, LONG, POCKET, PRESS, SHOT, SHOT_CLOSED
 from . import BaseReferee
+from .foulist import FoulList
 
 PINS = ("K", "S1", "S2", "S3", "S4", "M1", "M3")  # tilt line i = PINS[i] (board config order)
-# The order the foul button cycles through: the common ones first.
+# The order of the foul list: the common ones first.
 FOULS = ("miss", "cue_pins", "no_cushion", "cue_pocketed", "off_table")
 
 
@@ -33,14 +35,16 @@ class Referee(BaseReferee):
     def __init__(self, app):
         super().__init__(app)
         self.breaker = 0
+        self.fouls = FoulList(FOULS)
         self._clear()
 
     def _clear(self):
         self.carom = 0
         self.called = 0
         self.pocketed = 0
-        self.foul = -1
+        self.fouls.clear()
         self.pins = 0  # pins down in shot windows closed since the last shot (settled)
+        self.closing = False  # "confirm" waits for a pin mid-fall (sense/tilt.py): SHOT submits
 
     def changed(self):
         self._clear()
@@ -49,7 +53,13 @@ class Referee(BaseReferee):
         if kind == SHOT:
             if ident != SHOT_CLOSED:  # windows closed by confirm are taken in confirm()
                 self.pins |= value
+            elif self.closing:  # ... unless confirm waited for a pin mid-fall
+                self.closing = False
+                self.pins |= value
+                self.submit_shot()
             return
+        if self.closing:
+            return  # a few ms until the shot is submitted
         if kind == POCKET:
             # A pocket beam saw a ball drop: counted as an object ball (SP-10); a cue ball in a
             # pocket breaks the beam too, so the pocket button puts the count right.
@@ -58,6 +68,8 @@ class Referee(BaseReferee):
         if kind != PRESS and kind != LONG:
             return
         name = self.app.button(ident)
+        if self.fouls.button(name, kind):
+            return
         if name == "confirm":
             if kind == LONG:
                 self.app.submit({"a": "undo"})
@@ -71,8 +83,6 @@ class Referee(BaseReferee):
             self.called = 1 - self.called
         elif name == "pocket":
             self.pocketed = (self.pocketed + 1) % 3  # two object balls (SP-1, SP-10)
-        elif name == "foul":
-            self.foul = -1 if kind == LONG or self.foul + 1 >= len(FOULS) else self.foul + 1
         elif name == "break":
             self.breaker = 1 - self.breaker
 
@@ -85,16 +95,27 @@ class Referee(BaseReferee):
         if st["next"] is None:
             # Pins that moved while the figure was set up belong to no shot.
             if tilt is not None:
-                tilt.close(t)
+                tilt.close(t, wait=False)
             if self.app.submit({"a": "break", "player": self.breaker}):
                 self._clear()
             return
-        mask = tilt.close(t) if tilt is not None else -1
+        # Closed when the board takes the confirm; a pin that left its base before, not yet for
+        # min_fall_ms, is waited for (CLOSING: the SHOT event submits, as on five-pins).
+        mask = tilt.close(self.app.clock.ticks_ms()) if tilt is not None else -1
+        if mask == CLOSING:
+            self.closing = True
+            return
         if mask > 0:
             self.pins |= mask
+        self.submit_shot()
+
+    def submit_shot(self):
+        st = self.app.game.state()
+        if st["next"] is None:
+            return
         action = {"a": "shot", "player": st["next"], "pins": pin_list(self.pins),
                   "pocketed": self.pocketed, "carom": self.carom, "called": self.called,
-                  "fouls": [FOULS[self.foul]] if self.foul >= 0 else []}
+                  "fouls": self.fouls.chosen()}
         if self.app.submit(action):
             self._clear()
 
@@ -111,6 +132,13 @@ class Referee(BaseReferee):
             parts.append("car")
         if self.called:
             parts.append("call")
-        if self.foul >= 0:
-            parts.append(FOULS[self.foul])
+        fouls = self.fouls.summary()
+        if fouls:
+            parts.append(fouls)
         return " ".join(parts) or None
+
+    def screen(self):
+        """The foul list while it is open (8 rows of 16), else None (the score)."""
+        st = self.app.game.state()
+        who = " P%d" % (st["next"] + 1) if st["next"] is not None else ""
+        return self.fouls.screen(who, self.app.warnings())

@@ -81,7 +81,8 @@ class Referee(BaseReferee):
         if _VOIDS[self.void]:
             parts.append("void " + _VOIDS[self.void])
         if self.out_of_turn:
-            parts.append("out of turn")
+            # both marks must fit the row: "void touched OOT"
+            parts.append("OOT" if _VOIDS[self.void] else "out of turn")
         d = self.diff(st["beds"])
         new = ["%s%d" % (_SIDES[s], b + 1) for s in (0, 1) for b in range(9) if d[s][b] > 0]
         if new:

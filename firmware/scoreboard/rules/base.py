@@ -24,9 +24,9 @@ class RuleError(Exception):
         self.state = state
         text = rule + ": " + message
         if action is not None:
-            text += "; action " + json.dumps(action)
+            text += "; action " + clip(json.dumps(action))
         if state is not None:
-            text += "; state " + json.dumps(state)
+            text += "; state " + clip(json.dumps(state))
         super().__init__(text)
 
     def __str__(self):
@@ -37,15 +37,29 @@ class ConfigError(ValueError):
     """A game config the rules cannot play with."""
 
 
-def config_value(config, key, default, allowed=None, low=None):
-    """Read one config key with its default, checking it is allowed."""
+def clip(text, width=200):
+    """Text quoted in a message, cut to `width` characters: a 400-digit number or a huge key
+    from a hostile file is not echoed whole."""
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _q(value):
+    return clip(json.dumps(value), 60)  # config values come from JSON: they dump
+
+
+def config_value(config, key, default, allowed=None, low=None, high=None):
+    """Read one config key with its default, checking it is allowed (an integer from `low` to
+    `high` when those are given)."""
     value = config.get(key, default)
     if allowed is not None and value not in allowed:
         raise ConfigError(
-            "config %s=%s is not one of %s" % (key, json.dumps(value), json.dumps(list(allowed)))
+            "config %s=%s is not one of %s" % (key, _q(value), json.dumps(list(allowed)))
         )
     if low is not None and (type(value) is not int or value < low):
-        raise ConfigError("config %s=%s must be an integer >= %d" % (key, json.dumps(value), low))
+        raise ConfigError("config %s=%s must be an integer >= %d" % (key, _q(value), low))
+    if high is not None and value > high:
+        raise ConfigError("config %s=%s must be an integer from %d to %d"
+                          % (key, _q(value), low, high))
     return value
 
 
@@ -53,7 +67,7 @@ def check_keys(config, known, game):
     for key in config:
         if key not in known:
             raise ConfigError("unknown config key %s for %s (known: %s)"
-                              % (json.dumps(key), game, ", ".join(known)))
+                              % (_q(key), game, ", ".join(known)))
 
 
 def side_of(action, key, rule, count=2):
@@ -152,6 +166,8 @@ class Game:
 
     GAME = None  # game id, as in the match log header
     ACTIONS = ()  # action kinds this game understands, besides "undo"
+    PLAYERS = None  # how many players (or sides) it seats: entries in a header's "players"
+    FIELDS = ""  # the JSON types of its action keys, for the match-log reader (five_pins.py)
 
     def __init__(self, config=None):
         self.config = self.check_config(dict(config or {}))

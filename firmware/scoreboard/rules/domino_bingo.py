@@ -36,10 +36,12 @@ def declaration_ok(d):
 class Rules(Game):
     GAME = "domino-bingo"
     ACTIONS = ("hand",)
+    PLAYERS = 2  # DB-1
+    FIELDS = "hand trump:i points:I declared:I big:I"  # JSON types, for the match-log reader
 
     def check_config(self, config):
         check_keys(config, ("big_points_to_win",), self.GAME)
-        to_win = config_value(config, "big_points_to_win", 7, low=1)
+        to_win = config_value(config, "big_points_to_win", 7, low=1, high=1000000)
         self._to_win = to_win
         self._hands = []  # position -> (trump, a, b, d0, d1, x, y)
         return {"big_points_to_win": to_win}

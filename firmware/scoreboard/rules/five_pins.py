@@ -64,17 +64,28 @@ def foul_penalty(fouls, pin_penalty):
     return total
 
 
+MAX_TARGET = 10000
+MAX_SETS = 99
+MAX_PENALTY = 100
+
+
 class Rules(Game):
     GAME = "five-pins"
     ACTIONS = ("break", "shot")
+    PLAYERS = 2
+    # The JSON type of each action key, for the match-log reader (a wrong type is an unreadable
+    # line, not a rule broken): i integer, s string, I list of integers, S list of strings. A
+    # string, not a dict: it costs a board's heap next to nothing.
+    FIELDS = "break player:i; shot player:i pins:s carom:i fouls:S"
 
     def check_config(self, config):
         check_keys(config, ("target", "sets", "pin_foul_penalty"), self.GAME)
-        target = config_value(config, "target", 60, low=1)
-        sets = config_value(config, "sets", 3, low=1)
+        # Upper bounds: no table plays past them, and the numbers stay small ints on a board.
+        target = config_value(config, "target", 60, low=1, high=MAX_TARGET)
+        sets = config_value(config, "sets", 3, low=1, high=MAX_SETS)
         if sets % 2 == 0:
             raise ConfigError("config sets=%d must be odd (FP-5: an odd number of sets)" % sets)
-        pin_penalty = config_value(config, "pin_foul_penalty", 0, low=0)
+        pin_penalty = config_value(config, "pin_foul_penalty", 0, low=0, high=MAX_PENALTY)
         self._target = target
         self._to_win = sets // 2 + 1
         self._pin_penalty = pin_penalty

@@ -6,7 +6,7 @@
 # shot. The pocket sensors count the pucks; the fouls are the referee's buttons. Penalty pucks are
 # kept as a debt and paid back onto the table as soon as the offender has pucks off it (NV-7).
 
-from .base import ConfigError, Game, RuleError, check_keys, config_value
+from .base import ConfigError, Game, RuleError, check_keys, clip, config_value
 
 # State: a flat list of ints; -1 stands for "nobody".
 _LEFT0 = 0  # pucks of side s still on the table (_LEFT0 + s)
@@ -40,6 +40,8 @@ def penalties(fouls):
 class Rules(Game):
     GAME = "novuss"
     ACTIONS = ("start", "shot")
+    PLAYERS = 2  # sides: a side of two is a pair of names (NV-2)
+    FIELDS = "start side:i; shot side:i own:i opp:i fouls:S"  # JSON types, match-log reader
 
     def check_config(self, config):
         check_keys(config, ("per_side", "pucks"), self.GAME)
@@ -48,7 +50,8 @@ class Rules(Game):
         # board; more than the board holds are refused.
         pucks = config_value(config, "pucks", _MAX_PUCKS, low=1)
         if pucks > _MAX_PUCKS:
-            raise ConfigError("config pucks=%d must be 1..8 (NV-1: 8 pucks a side)" % pucks)
+            raise ConfigError("config pucks=%s must be 1..8 (NV-1: 8 pucks a side)"
+                              % clip(str(pucks), 60))
         self._pucks = pucks
         return {"per_side": per_side, "pucks": pucks}
 

@@ -72,10 +72,13 @@ def extra_penalty(code):
 class Rules(Game):
     GAME = "seven-pins"
     ACTIONS = ("break", "shot")
+    PLAYERS = 2
+    # JSON types, for the match-log reader (see five_pins.Rules.FIELDS)
+    FIELDS = "break player:i; shot player:i pins:S pocketed:i carom:i called:i fouls:S"
 
     def check_config(self, config):
         check_keys(config, ("start",), self.GAME)
-        start = config_value(config, "start", 300, low=5)
+        start = config_value(config, "start", 300, low=5, high=100000)
         if start % 5:
             # SP-3 with SP-5: every value is a multiple of 5, so is the agreed total.
             raise ConfigError("config start=%d must be a multiple of 5 (SP-3), e.g. 300 or 500"

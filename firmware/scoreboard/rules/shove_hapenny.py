@@ -41,6 +41,9 @@ def _total(s, side):
 class Rules(Game):
     GAME = "shove-hapenny"
     ACTIONS = _KINDS
+    PLAYERS = 2  # sides: a side of two is a pair of names (SH-4)
+    # The JSON type of each action key, for the match-log reader (see five_pins.Rules.FIELDS).
+    FIELDS = "start side:i; turn side:i beds:I void:s; claim side:i bed:i"
 
     def check_config(self, config):
         check_keys(config, ("sides", "per_side", "overflow"), self.GAME)

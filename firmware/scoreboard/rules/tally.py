@@ -4,7 +4,7 @@
 # Actions: {"a":"add","player":P,"n":N} changes one count by N (TL-2), {"a":"finish"} ends the
 # game (TL-4). State: {"counts":[...], "winner":null|P|"draw"}.
 
-from .base import ConfigError, Game, RuleError, check_keys, config_value
+from .base import ConfigError, Game, RuleError, check_keys, clip, config_value
 
 _WINNER = 0  # -1 while the game is on, -2 a draw (TL-4)
 _FINISHED = 1  # 1 once `finish` ended the game
@@ -13,6 +13,7 @@ _DRAW = -2
 
 KINDS = ("caps", "backgammon", "parcheesi", "custom")
 MAX_PLAYERS = 9
+MAX_TARGET = 1000000  # an upper bound no tally reaches; keeps the numbers small ints on a board
 # Action code: bit 0 kind (0 add, 1 finish) | bits 1-4 player | bits 5-29 n + _N_OFFSET.
 # |n| < 2**23 keeps every code below 2**29: a small int on a 32-bit board.
 _N_OFFSET = 1 << 23
@@ -21,6 +22,7 @@ _N_OFFSET = 1 << 23
 class Rules(Game):
     GAME = "tally"
     ACTIONS = ("add", "finish")
+    FIELDS = "add player:i n:i"  # JSON types, for the match-log reader
 
     def check_config(self, config):
         check_keys(config, ("players", "target", "kind"), self.GAME)
@@ -28,9 +30,9 @@ class Rules(Game):
         if players > MAX_PLAYERS:
             raise ConfigError("config players=%d must be 2..9 (TL-1)" % players)
         target = config.get("target")
-        if target is not None and (type(target) is not int or target < 1):
-            raise ConfigError("config target=%r must be null or an integer >= 1 (TL-1)"
-                              % (target,))
+        if target is not None and (type(target) is not int or not 1 <= target <= MAX_TARGET):
+            raise ConfigError("config target=%s must be null or an integer from 1 to %d (TL-1)"
+                              % (clip(repr(target), 60), MAX_TARGET))
         kind = config_value(config, "kind", "custom", KINDS)
         self._players = players
         self._target = target

@@ -37,10 +37,12 @@ def hand_points(bidder, bid, took):
 class Rules(Game):
     GAME = "texas-42"
     ACTIONS = ("hand",)
+    PLAYERS = 4  # two sides of two (T42-1)
+    FIELDS = "hand bidder:i bid:i took:i"  # JSON types, for the match-log reader
 
     def check_config(self, config):
         check_keys(config, ("target",), self.GAME)
-        target = config_value(config, "target", 250, low=1)  # T42-7: 250 by default
+        target = config_value(config, "target", 250, low=1, high=10000)  # T42-7: 250 default
         self._target = target
         return {"target": target}
 

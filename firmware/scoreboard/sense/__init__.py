@@ -25,11 +25,12 @@ from .events import (
 from .health import LineHealth
 from .keypad import Keypad
 from .pegs import PegGrid, hole_bit, peg_id, peg_where
-from .tilt import PIN_NAMES, TiltLatch, pins_text
+from .tilt import CLOSING, PIN_NAMES, TiltLatch, pins_text
 
 __all__ = [
     "Buttons",
     "CHATTER",
+    "CLOSING",
     "EventRing",
     "FAULT",
     "HEALTHY",

@@ -1,6 +1,12 @@
 # Line health: a stuck or chattering sensor is reported, and play goes on from the others
 # (design, "Sensing"). Fed the same raw bitmaps as the debouncers, up to 30 lines.
 #
+# Edges are judged as the button debouncer takes them (debounce_ms, P. Hinch's scheme): a line's
+# first edge counts at once, then its changes are ignored for debounce_ms, and a level that
+# changed during that lock-out is taken at the first scan after it. So contact bounce inside the
+# lock-out is never counted as chatter, while a line that really toggles faster than a hand can
+# (or spikes again and again) still is. debounce_ms = 0 counts every change between scans.
+#
 # - stuck: active (1) continuously for stuck_ms or more -> FAULT value STUCK.
 # - chatter: more than chatter_edges edges (changes between scans) within chatter_window_ms
 #   (a sliding window over the line's latest edges) -> FAULT value CHATTER.
@@ -30,7 +36,8 @@ _SAT = const(0x3FFFFFFF)
 
 class LineHealth:
     def __init__(
-        self, count, stuck_ms=0, chatter_edges=0, chatter_window_ms=1000, ring=None, base=0
+        self, count, stuck_ms=0, chatter_edges=0, chatter_window_ms=1000, ring=None, base=0,
+        debounce_ms=0,
     ):
         if count < 1 or count > 30:
             raise ValueError("health: count must be 1..30, got %d" % count)
@@ -40,6 +47,8 @@ class LineHealth:
         self._stuck_ms = stuck_ms
         self._window = chatter_window_ms
         self._base = base  # FAULT id = base + line
+        self._db = debounce_ms
+        self._lock = 0  # lines waiting out their bounce since their last counted edge
         k = chatter_edges + 1 if chatter_edges > 0 else 0
         self._k = k  # edge times kept per line: a chatter is k edges inside the window
         self._et = array("i", [0] * max(1, count * k))  # per line, a ring of its last k edges
@@ -73,8 +82,21 @@ class LineHealth:
                 self._en[i] = 0
             m >>= 1
             i += 1
-        ch = raw ^ self._lvl
+        lock = self._lock
+        if lock:  # end the lock-out of lines whose bounce time is over
+            m = lock
+            i = 0
+            while m:
+                if m & 1 and elapsed(t, self._last[i]) >= self._db:
+                    lock ^= 1 << i
+                m >>= 1
+                i += 1
+        ch = (raw ^ self._lvl) & ~lock
+        raw = self._lvl ^ ch  # the debounced levels: what the checks below judge
         self._lvl = raw
+        if self._db > 0:
+            lock |= ch
+        self._lock = lock
         timing = self._timing
         m = ch
         i = 0

@@ -11,7 +11,17 @@
 # when no pin has moved for settle_ms, or with close(t); then SHOT carries the mask of latched
 # pins (bit 0..3 = pins '1'..'4', bit 4 = 'C') and the latch starts afresh. Pins lying off
 # their base when a window opens or closes are "spent": that run already happened (or counted),
-# so only a new run, after the pin has stood, can count again.
+# so only a new run, after the pin has stood min_fall_ms in one go, can count again (a switch
+# dropout of a pin lying on the cloth is not the figure being set up).
+#
+# Closing with a pin mid-fall (FP-18): a pin that left its base before close(t) but has not yet
+# been off min_fall_ms is given the rest of min_fall_ms to be latched. close() then returns
+# CLOSING and the window stays open for those pins only: each one that stays off min_fall_ms is
+# latched, one that stands again sooner was a wobble (FP-21). A pin whose contact rattled less
+# than min_fall_ms before close(t) is waited for too (a toppling pin bounces on its base, and
+# its counting run may start just after t). When none is left to wait for, or 2 x min_fall_ms
+# after the close, the window shuts and SHOT (SHOT_CLOSED) carries the mask. Any other pin that
+# leaves its base after close(t) is not this shot's: it opens the next window.
 #
 # Scans and interrupts. tick(t, raw) measures runs from scans: a run starts at the first scan
 # that sees the pin off and ends at the first scan that sees it standing. A fall and return
@@ -53,6 +63,7 @@ from .events import PIN_DOWN, SHOT, SHOT_CLOSED, SHOT_SETTLED, EventRing, elapse
 
 _TMASK = const(0x3FFFFFFF)
 _THALF = const(0x1FFFFFFF)
+CLOSING = const(-2)  # close(): waiting for pins mid-fall; SHOT (SHOT_CLOSED) follows
 
 PIN_NAMES = "1234C"  # line i of a five-pins table; SHOT mask bit i
 
@@ -82,10 +93,15 @@ class TiltLatch:
         self._fall = array("i", [0] * count)  # start of the run that made a pin fall this scan
         self._latched = 0  # pins down in this window
         self._spent = 0  # pins off their base whose current run may not count
+        self._stand = 0  # spent pins seen standing, not yet for min_fall_ms (set up again?)
         self._removed = 0  # FP-23
         self._resync = self._all  # pins whose level the next scan adopts silently
         self._open = 0
         self._move_t = 0  # last movement of any pin, while the window is open
+        self._wait = 0  # closing: pins off their base at close(), not yet down (FP-18)
+        self._late = 0  # closing: pins that left their base after close(): the next window's
+        self._close_t = 0
+        self._closing = 0
         self.windows = 0  # windows closed so far
         # Written by note_edge (interrupt side), read by tick.
         self._irq_used = 0  # note_edge was ever called: scans also look at the arrays below
@@ -94,6 +110,7 @@ class TiltLatch:
         self._i_fs = array("i", [0] * count)  # start of the latest run >= min_fall_ms
         self._i_fn = array("i", [0] * count)  # count of such runs (wraps)
         self._i_en = array("i", [0] * count)  # count of edges (wraps)
+        self._i_t = array("i", [0] * count)  # time of the latest edge
         # What the scans have already taken from the handler.
         self._s_fn = array("i", [0] * count)
         self._s_en = array("i", [0] * count)
@@ -117,6 +134,7 @@ class TiltLatch:
                 self._i_fs[line] = r
                 self._i_fn[line] = (self._i_fn[line] + 1) & _TMASK
         self._i_lv[line] = level
+        self._i_t[line] = t
         self._i_en[line] = (self._i_en[line] + 1) & _TMASK
         self._irq_used = 1
 
@@ -137,6 +155,7 @@ class TiltLatch:
         moved = 0
         departed = 0
         fell = 0
+        stand = self._stand
         i = 0
         while todo:
             if todo & 1:
@@ -174,7 +193,11 @@ class TiltLatch:
                         ):
                             if elapsed(t, self._off[i]) >= self._min:
                                 start = self._off[i]
-                        spent &= ~b
+                        if spent & b:
+                            # A lying pin seen standing: set up again only once it has stood
+                            # min_fall_ms (below); a switch dropout is not a new fall.
+                            stand |= b
+                            self._off[i] = t
                 elif edges:
                     if not c:
                         departed |= b  # left and came back between two scans
@@ -196,10 +219,33 @@ class TiltLatch:
                     self._fall[i] = start
             todo >>= 1
             i += 1
+        if stand:  # lying pins seen standing: set up again after min_fall_ms standing
+            m = stand
+            i = 0
+            while m:
+                if m & 1:
+                    b = 1 << i
+                    if raw & b or not spent & b:
+                        stand &= ~b  # off again: still lying (or no longer spent)
+                    else:
+                        e = self._i_t[i]
+                        if use_irq and 0 < ((e - self._off[i]) & _TMASK) <= _THALF and (
+                            ((t - e) & _TMASK) <= _THALF
+                        ):  # the handler saw it leave and return since: it stands from then
+                            self._off[i] = e
+                        if elapsed(t, self._off[i]) >= self._min:
+                            spent &= ~b
+                            stand &= ~b
+                m >>= 1
+                i += 1
+        self._stand = stand
         if departed and not self._open and self._auto:
             self._open = 1
         if moved:
             self._move_t = t
+        if self._closing:
+            self._late |= departed & ~self._wait
+            fell &= ~self._late
         if fell:
             if self._open:
                 latched |= fell
@@ -216,7 +262,14 @@ class TiltLatch:
         self._prev_t = t
         self._latched = latched
         self._spent = spent
-        if self._open and not moved and elapsed(t, self._move_t) >= self._settle:
+        if self._closing:
+            # Still waited for: moving since before the close, not yet down. A pin that rattles
+            # back onto its base and off again is still the same fall, so the wait lasts until
+            # every such pin is down, or 2 x min_fall_ms (a pin that stood: a wobble, FP-21).
+            self._wait &= ~latched
+            if not self._wait or elapsed(t, self._close_t) >= 2 * self._min:
+                self._shut(t, SHOT_CLOSED)
+        elif self._open and not moved and elapsed(t, self._move_t) >= self._settle:
             self._shut(t, SHOT_SETTLED)
 
     def _since(self, s, t):
@@ -244,7 +297,8 @@ class TiltLatch:
     def _shut(self, t, how):
         # A pin still off whose run is already long enough counts (close by button mid-fall).
         latched = self._latched
-        m = self._lvl & ~(latched | self._spent)
+        late = self._late
+        m = self._lvl & ~(latched | self._spent | late)
         i = 0
         while m:
             if m & 1 and elapsed(t, self._off[i]) >= self._min:
@@ -253,27 +307,86 @@ class TiltLatch:
             m >>= 1
             i += 1
         self.ring.push(SHOT, how, latched, t)
-        self._spent |= self._lvl  # pins lying now were counted or missed: not again
+        self._spent |= self._lvl & ~late  # pins lying now were counted or missed: not again
         self._latched = 0
         self._open = 0
+        self._closing = 0
+        self._wait = 0
+        self._late = 0
+        if late:  # left their base after the close: they open the next window
+            self._open = 1
+            self._move_t = t
         self.windows = (self.windows + 1) & _TMASK
         return latched
 
     # -- control (from the referee or a button) ---------------------------------------------
     def open(self, t):
         """Open a shot window now (e.g. the ball was struck). False if one was open already."""
-        if self._open:
+        if self._open or self._closing:
             return False
         self._open = 1
         self._move_t = t & _TMASK
         self._spent |= self._lvl  # a pin already off its base did not fall in this shot
         return True
 
-    def close(self, t):
-        """Close the window now and push SHOT (id SHOT_CLOSED); its mask, or -1 if none was open."""
+    def close(self, t, wait=True):
+        """Close the window and push SHOT (id SHOT_CLOSED): returns its mask, or -1 if none was
+        open, or CLOSING if a pin that left its base (or rattled on it) less than min_fall_ms
+        before t is not yet down: the window shuts once every such pin is down, 2 x min_fall_ms
+        after t at the latest (FP-18; wait=False: now)."""
         if not self._open:
             return -1
-        return self._shut(t & _TMASK, SHOT_CLOSED)
+        t &= _TMASK
+        if self._closing:
+            return CLOSING
+        # Pins that left their base after t (t may be a little in the past: a button's release
+        # is confirmed later) are not this shot's: they open the next window.
+        late = 0
+        skip = self._latched | self._spent | self._removed
+        i = 0
+        while i < self._count:
+            b = 1 << i
+            if not skip & b:
+                since = -1
+                if self._lvl & b:
+                    since = self._off[i]
+                elif self._irq_used and self._i_lv[i]:
+                    since = self._i_run[i]
+                if since >= 0 and 0 < ((since - t) & _TMASK) <= _THALF:
+                    late |= b
+            i += 1
+        self._late = late
+        wait_for = 0
+        if wait and self._min > 0:
+            # Off its base (as the last scan or, since, the handler saw it), not down yet, and
+            # off for less than min_fall_ms (a longer run is latched by _shut right now); or
+            # rattling on its base (an edge less than min_fall_ms ago): a toppling pin's
+            # contact bounces, and the run that counts may start just after t.
+            skip |= late
+            i = 0
+            while i < self._count:
+                b = 1 << i
+                if not skip & b:
+                    since = -1
+                    if self._lvl & b:
+                        since = self._off[i]
+                    elif self._irq_used and self._i_lv[i]:
+                        since = self._i_run[i]
+                    if since >= 0 and elapsed(t, since) < self._min:
+                        wait_for |= b
+                    elif self._irq_used and ((t - self._i_t[i]) & _TMASK) < self._min:
+                        wait_for |= b  # rattled on its base in the last min_fall_ms up to t
+                i += 1
+        if wait_for:
+            self._closing = 1
+            self._wait = wait_for
+            self._close_t = t
+            return CLOSING
+        return self._shut(t, SHOT_CLOSED)
+
+    def closing(self):
+        """True while a close() waits for pins mid-fall."""
+        return self._closing == 1
 
     def set_removed(self, mask):
         """Pins removed from their spot (FP-23), bit i = line i; they never count.

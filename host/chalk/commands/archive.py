@@ -1,8 +1,10 @@
 """chalk archive: follow a board and keep every record it journals in the SQLite archive."""
 
+import contextlib
 import signal
+from pathlib import Path
 
-from chalk.commands import add_port
+from chalk.commands import add_port, positive_seconds
 
 ORDER = 30
 
@@ -13,6 +15,36 @@ def _terminate(signum, frame):
 
 def run(args):
     """Follow a board (or, with --once, catch up with it and exit) into the archive."""
+    from chalk.archive import default_path
+
+    path = Path(args.db) if args.db else default_path()
+    fresh = not path.exists()
+    try:
+        return _follow(args)
+    except BaseException:
+        if fresh:
+            _remove_if_empty(path)  # a busy port or a non-board leaves no empty archive behind
+        raise
+
+
+def _remove_if_empty(path):
+    import sqlite3
+
+    try:
+        db = sqlite3.connect("%s?mode=ro" % path.resolve().as_uri(), uri=True)
+        try:
+            empty = db.execute("SELECT COUNT(*) FROM boards").fetchone()[0] == 0
+        finally:
+            db.close()
+    except sqlite3.Error:
+        empty = path.exists() and path.stat().st_size == 0
+    if empty:
+        for p in (path, Path(str(path) + "-wal"), Path(str(path) + "-shm")):
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+
+def _follow(args):
     from chalk.archive import Archive, Follower
 
     say = (lambda text: None) if args.quiet else None
@@ -49,7 +81,7 @@ def register(sub):
     add_db(p)
     p.add_argument("--once", action="store_true",
                    help="catch up with the board's journal, acknowledge, and exit")
-    p.add_argument("--idle", type=float, default=2.0, metavar="SECONDS",
+    p.add_argument("--idle", type=positive_seconds, default=2.0, metavar="SECONDS",
                    help="after this long without a frame, check the board is still there "
                    "(default %(default)s)")
     p.add_argument("--quiet", "-q", action="store_true",

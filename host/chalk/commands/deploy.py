@@ -10,9 +10,9 @@ def run(args):
     """Compile, copy, reset, and check the board answers."""
     from chalk.sim import board_config
 
+    arch = build.parse_arch(args.arch)  # before the port: a typo is told at once
     port = link.resolve_port(args.port)
     cfg = board_config(args.board) if args.board else None
-    arch = None if args.arch.lower() in ("none", "portable") else args.arch
     info = deploy.deploy(port, cfg, mode="source" if args.source else "mpy", arch=arch,
                          out=lambda line: print(line, flush=True),
                          romfs={"auto": None, "yes": True, "no": False}[args.romfs])

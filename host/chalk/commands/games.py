@@ -12,7 +12,9 @@ def result_text(archive, game, superseded=False):
     head = game["header"]
     try:
         _head, _steps, state = export.replay(archive, game)
-    except ChalkError:
+    except ChalkError as e:
+        if "damaged" in e.message:
+            return "damaged in the archive (chalk verify %d)" % game["id"]
         return "refused by the rules (chalk verify %d)" % game["id"]
     default = ["A", "B"] if game["game"] == "shove-hapenny" else ["P1", "P2"]
     who = sheet.names(head, default)
@@ -35,6 +37,7 @@ def result_text(archive, game, superseded=False):
 
 def run(args):
     from chalk.archive import Archive
+    from chalk.text import printable
 
     with Archive(args.db) as db:
         games = db.games()
@@ -46,7 +49,7 @@ def run(args):
         for g in games:
             newest[g["board_id"]] = max(newest.get(g["board_id"], 0), g["seq"])
         for g in games:
-            board = "%s %s" % (g["board"] or "?", g["device"])
+            board = printable("%s %s" % (g["board"] or "?", g["device"]))
             rows.append((str(g["id"]), board, "%s #%s" % (g["game"], g["game_no"]),
                          g["started"] or "~" + g["archived"], str(g["actions"]),
                          result_text(db, g, g["seq"] < newest[g["board_id"]])))

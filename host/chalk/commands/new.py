@@ -5,6 +5,7 @@ import json
 from chalk import link, watch
 from chalk.commands import add_port
 from chalk.errors import ChalkError
+from scoreboard.safejson import loads
 
 ORDER = 34
 
@@ -16,7 +17,7 @@ def parse_config(items):
         return None
     if len(items) == 1 and items[0].lstrip().startswith("{"):
         try:
-            cfg = json.loads(items[0])
+            cfg = loads(items[0])
         except ValueError as e:
             raise ChalkError("--config is not valid JSON: %s" % e,
                              'give an object such as \'{"target": 60}\' or KEY=VALUE words')
@@ -30,21 +31,43 @@ def parse_config(items):
             raise ChalkError("--config %r is not KEY=VALUE" % item,
                              "e.g. --config target=60 sets=3, or one JSON object")
         try:
-            cfg[key] = json.loads(value)
+            cfg[key] = loads(value)
         except ValueError:
             cfg[key] = value
     return cfg
 
 
 def parse_players(names):
-    """Player names; "Ann,Bob" is a side of two."""
+    """Player names; "Ann,Bob" is a side of two. A name with a control character (an escape
+    sequence, a newline) is refused: it would reach every terminal and screen that shows it."""
     if names is None:
         return None
+    from chalk.text import control_chars
+
     out = []
     for n in names:
+        bad = control_chars(n)
+        if bad:
+            raise ChalkError("--players %s: a name cannot hold control characters (%s)"
+                             % (json.dumps(n)[:60], ", ".join(bad)),
+                             "give plain names such as Ann Bob")
         pair = [x.strip() for x in n.split(",") if x.strip()]
         out.append(pair if len(pair) > 1 else n.strip())
     return out
+
+
+def check_seats(game, players):
+    """Refuse more names than the game seats (a dropped name would go unnoticed)."""
+    from scoreboard.rules import ConfigError, rules_for
+
+    try:
+        seats = getattr(rules_for(game), "PLAYERS", None)
+    except ConfigError:
+        return  # a game this chalk does not know: the board judges
+    if seats is not None and len(players) > seats:
+        raise ChalkError("--players: %d names, but %s seats %d players or sides"
+                         % (len(players), game, seats),
+                         "name each side once; a side of two is Ann,Bob")
 
 
 def run(args):
@@ -55,6 +78,8 @@ def run(args):
         game = args.game or board.info.get("game")
         if players is None:  # a new game, same players: what the table's own button does
             players = board.request("state").get("players") or []
+        else:
+            check_seats(game, players)
         req = {"game": game, "players": players}
         if config is not None:
             req["config"] = config

@@ -3,7 +3,8 @@
 import sys
 import time
 
-from chalk.commands import add_port
+from chalk.commands import add_port, positive_seconds
+from chalk.errors import ChalkError
 
 ORDER = 55
 
@@ -35,28 +36,41 @@ def run(args):
             link.request("service", {"on": False})
             print("service view off: the board shows the game again")
             return 0
+        # The view this command found the board in (entered at the table, say) is the one it
+        # leaves it in: by default, scoring.
+        was_on = link.request("state").get("mode") == "service"
         last = None
-        while True:
-            res = link.request("service", {"on": True})
-            text = "\n".join(render(res["lines"]))
-            if text != last:
-                last = text
-                if sys.stdout.isatty() and not args.once:
-                    sys.stdout.write("\x1b[H\x1b[2J")
-                print(text, flush=True)
-            if args.once:
-                return 0
-            time.sleep(args.every)
+        try:
+            while True:
+                res = link.request("service", {"on": True})
+                text = "\n".join(render(res["lines"]))
+                if text != last:
+                    last = text
+                    if sys.stdout.isatty() and not args.once:
+                        sys.stdout.write("\x1b[H\x1b[2J")
+                    print(text, flush=True)
+                if args.once:
+                    return 0
+                time.sleep(args.every)
+        finally:
+            # The board does not score in the service view: leave it as it was, whatever ended
+            # this (--once, Ctrl-C, an error), unless the link itself is gone.
+            try:
+                link.request("service", {"on": was_on})
+            except ChalkError:
+                pass
 
 
 def register(sub):
     s = sub.add_parser("service", help="show every line's level and edge count (bring-up)",
                        description="Put the board in its service view and show every button "
                        "and tilt line's live level and edge count, and the pegs present, until "
-                       "Ctrl-C. --off returns the board to the game (a long press of undo on "
-                       "the board does the same).")
+                       "Ctrl-C (or once, with --once); the board goes back to the game when it "
+                       "ends. --off returns a board left in the service view to the game (a long "
+                       "press of undo on the board does the same).")
     add_port(s)
     s.add_argument("--once", action="store_true", help="print the lines once and exit")
     s.add_argument("--off", action="store_true", help="leave the service view")
-    s.add_argument("--every", type=float, default=0.5, help="seconds between readings")
+    s.add_argument("--every", type=positive_seconds, default=0.5,
+                   help="seconds between readings")
     s.set_defaults(func=run)

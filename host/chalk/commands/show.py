@@ -9,14 +9,16 @@ def run(args):
     from chalk import export
     from chalk.archive import Archive, match_header
     from chalk.commands.games import result_text
+    from chalk.text import printable
 
     with Archive(args.db) as db:
         g = db.game(args.id)
         head, steps, final = export.replay(db, g)
         h = match_header(g)
         print("game %d: %s #%s on board %s (%s)" % (g["id"], g["game"], g["game_no"],
-                                                    g["board"] or "?", g["device"]))
-        print("players: %s" % (", ".join(" & ".join(p) if isinstance(p, list) else str(p)
+                                                    printable(g["board"] or "?"),
+                                                    printable(g["device"])))
+        print("players: %s" % (", ".join(printable(" & ".join(p) if isinstance(p, list) else p)
                                          for p in h["players"]) or "(not named)"))
         print("config:  %s" % json.dumps(h["config"], separators=(",", ":")))
         print("started: %s" % (g["started"] or "(unknown; archived %s)" % g["archived"]))

@@ -11,6 +11,11 @@ def run(args):
     if args.all and args.ids:
         raise ChalkError("give game ids or --all, not both")
     with Archive(args.db) as db:
+        broken = db.integrity()
+        if broken:  # SQLite's own check: pages or indexes damaged under the rows
+            raise ChalkError("the archive %s is damaged: SQLite's integrity check says: %s"
+                             % (db.path, "; ".join(broken[:3])[:300]),
+                             "restore it from a backup; `sqlite3 FILE .recover` may save rows")
         results = verify.verify(db, args.ids or None)
         if not results:
             print("no games in the archive %s" % db.path)

@@ -1,0 +1,167 @@
+"""`chalk serve` under load, printed (never asserted): how many boards one server keeps up with
+at one action a second each, and how long a board's action takes to reach the page.
+
+N simulated five-pins boards (the firmware on the MicroPython unix port, each behind its own
+pseudo-terminal) are served by one `chalk serve`. Each board gets one action a second through
+the server's API (`act`, a legal random game); a listener on the page's event stream
+(/api/events, what the browser's EventSource reads) notes when each table's view shows the
+action's seq. Latency is from the request to that event: the board applying and journaling the
+action, its frames on the wire, the archive's transaction, the server's state refresh and the
+push. "keeps up" is every action on the page, 95th percentile under a second.
+
+On a machine with few cores the simulated boards (one MicroPython process each) compete with
+the server for the CPU, so the figure is a floor for real boards, which bring their own CPU.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from chalk.randomgame import random_match  # noqa: E402
+from chalk.sim import Sim  # noqa: E402
+from scoreboard import matchlog  # noqa: E402
+
+SECONDS = 12
+BOARDS = (1, 2, 4, 8, 12)
+
+
+def post(url, body):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def listen(url, seen, stop):
+    """Note (table, seq) -> first time the page's event stream showed it."""
+    with urllib.request.urlopen(url + "/api/events", timeout=60) as r:
+        data = None
+        while not stop.is_set():
+            line = r.readline()
+            if not line:
+                return
+            line = line.strip()
+            if line.startswith(b"data:"):
+                data = json.loads(line[5:])
+            elif not line and data is not None:
+                key = (data["table"], data.get("seq"))
+                seen.setdefault(key, time.monotonic())
+                data = None
+
+
+def drive(url, table, sent, errors, stop):
+    _head, actions = random_match("five-pins", seed=hash(table) % 1000, max_actions=200,
+                                  config={"target": 400})
+    start = time.monotonic()
+    for i, (_s, _t, a) in enumerate(actions):
+        if stop.is_set():
+            return
+        due = start + i
+        while time.monotonic() < due and not stop.is_set():
+            time.sleep(0.01)
+        a = matchlog.strip_meta(a)
+        a.pop("t", None)
+        t0 = time.monotonic()
+        try:
+            res = post(url + "/api/tables/%s/request" % table, {"cmd": "act",
+                                                                "args": {"action": a}})
+            sent.append((table, res["result"]["seq"], t0))
+        except Exception as e:  # noqa: BLE001 - counted, printed in the summary
+            errors.append(str(e))
+
+
+def run(n, tmp):
+    tmp = Path(tmp)
+    sims = [Sim("five-pins", flash=tmp / ("flash%d" % i), test_mode=True) for i in range(n)]
+    for s in sims:
+        s.start()
+    env = dict(os.environ, CHALK_SERVE_FILE=str(tmp / "serve.json"),
+               CHALK_DB=str(tmp / "archive.sqlite3"))
+    cmd = [sys.executable, "-m", "chalk.cli", "serve", "--quiet", "--http-port", "0"]
+    for i, s in enumerate(sims):
+        cmd += ["--table", "t%d=%s" % (i, s.port)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        url = None
+        for line in proc.stdout:
+            if line.startswith("scoreboard at"):
+                url = line.split()[2].rstrip("/")
+                break
+        for i in range(n):
+            while True:
+                with urllib.request.urlopen(url + "/api/tables/t%d" % i) as r:
+                    if json.loads(r.read())["connected"]:
+                        break
+                time.sleep(0.1)
+            post(url + "/api/tables/t%d/new" % i, {"game": "five-pins",
+                                                   "config": {"target": 400}})
+        seen, sent, errors = {}, [], []
+        stop, heard = threading.Event(), threading.Event()
+        threading.Thread(target=listen, args=(url, seen, heard), daemon=True).start()
+        time.sleep(0.5)
+        drivers = [threading.Thread(target=drive, args=(url, "t%d" % i, sent, errors, stop))
+                   for i in range(n)]
+        for d in drivers:
+            d.start()
+        time.sleep(SECONDS)
+        stop.set()
+        for d in drivers:
+            d.join()
+        time.sleep(1.5)  # the last events' way to the listener (an upper bound, not a result)
+        heard.set()
+        # An action is on the page once a view of its table at its seq or later arrived.
+        lat, missing = [], 0
+        for t, s, t0 in sent:
+            times = [at for (table, seq), at in seen.items()
+                     if table == t and type(seq) is int and seq >= s and at >= t0]
+            if times:
+                lat.append(min(times) - t0)
+            else:
+                missing += 1
+        lat.sort()
+        return len(sent), missing, len(errors), lat
+    finally:
+        proc.terminate()
+        err = proc.communicate(timeout=30)[1]
+        if proc.returncode != 0 or err.strip():
+            print("chalk serve ended with %s: %s" % (proc.returncode, err.strip()[-500:]))
+        for s in sims:
+            s.stop()
+
+
+def pct(xs, p):
+    return xs[min(len(xs) - 1, int(len(xs) * p))] * 1000 if xs else float("nan")
+
+
+def main():
+    print("chalk serve: boards at one action a second each, %d s each (goal: keeps up, page "
+          "update p95 < 1000 ms)" % SECONDS)
+    print("%6s %9s %8s %10s %10s %10s  %s" % ("boards", "actions", "missing", "p50 ms",
+                                              "p95 ms", "max ms", "keeps up"))
+    best = 0
+    for n in BOARDS:
+        with tempfile.TemporaryDirectory() as tmp:
+            done, missing, errors, lat = run(n, tmp)
+        ok = not missing and not errors and done >= n * (SECONDS - 1) and pct(lat, 0.95) < 1000
+        print("%6d %9d %8d %10.0f %10.0f %10.0f  %s" % (
+            n, done, missing + errors, pct(lat, 0.5), pct(lat, 0.95),
+            lat[-1] * 1000 if lat else float("nan"), "yes" if ok else "no"), flush=True)
+        if not ok:
+            break
+        best = n
+    print("one chalk serve keeps up with %d board%s at one action a second each (goal: every "
+          "table of a pub, ~4-8)" % (best, "" if best == 1 else "s"))
+
+
+if __name__ == "__main__":
+    main()

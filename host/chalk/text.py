@@ -1,0 +1,32 @@
+"""Text from a board, a match log or an archive on its way to the terminal.
+
+Player names and log lines come from outside: an escape sequence in a name must not reach the
+terminal raw (it could clear the screen, retitle the window or hide text). printable() shows
+control characters (and the bidi overrides that reorder text) as escapes instead.
+"""
+
+_BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))
+
+
+def _escape(ch):
+    o = ord(ch)
+    if o < 0x20 or 0x7F <= o < 0xA0:
+        return "\\x%02x" % o
+    if o in _BIDI:
+        return "\\u%04x" % o
+    return ch
+
+
+def printable(text, keep_newlines=False):
+    """`text` with every control character escaped (newlines kept if asked)."""
+    text = str(text)
+    if text.isprintable() and not any(ord(c) in _BIDI for c in text):
+        return text
+    if keep_newlines:
+        return "\n".join(printable(line) for line in text.split("\n"))
+    return "".join(_escape(c) for c in text)
+
+
+def control_chars(text):
+    """The control characters in `text` (for refusing them in names), as escapes."""
+    return sorted({_escape(c) for c in str(text) if _escape(c) != c})

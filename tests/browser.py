@@ -1,0 +1,209 @@
+"""A real browser for the scoreboard pages: Debian's Chromium, headless, driven by Selenium
+through Debian's chromedriver; and a `chalk serve` on simulated boards to point it at.
+
+Also run as a script to regenerate the screenshots in docs/ (`make screenshots`):
+    python -m tests.browser docs/
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("chromium", "chromium-driver")
+
+
+def find_chromium():
+    """(chromium, chromedriver) paths, installing Debian's packages when missing and allowed
+    (root, apt-get present); None with the reason otherwise."""
+    def paths():
+        return (shutil.which("chromium") or shutil.which("chromium-browser"),
+                shutil.which("chromedriver"))
+
+    browser, driver = paths()
+    if browser and driver:
+        return (browser, driver), None
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return None, ("Chromium and its driver are not installed (apt-get install %s)"
+                      % " ".join(PACKAGES))
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update", "-qq"],
+                ["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + list(PACKAGES)):
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+        if r.returncode != 0:
+            return None, "%s failed: %s" % (" ".join(cmd), (r.stderr or r.stdout)[-300:])
+    browser, driver = paths()
+    if browser and driver:
+        return (browser, driver), None
+    return None, "installed %s, but chromium or chromedriver is still not on PATH" % (
+        " ".join(PACKAGES))
+
+
+def chrome(paths, width=1280, height=800):
+    """A headless Chromium under Selenium."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    browser, driver = paths
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = browser
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--no-first-run", "--disable-extensions", "--disable-background-networking",
+                "--window-size=%d,%d" % (width, height)):
+        opts.add_argument(arg)
+    return webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+
+
+class Served:
+    """`chalk serve` in its own process on 127.0.0.1 (a free port), serving `tables`
+    [(name, port)], with its serve file and archive under `tmp`."""
+
+    def __init__(self, tmp, tables, idle=2.0):
+        self.tmp = Path(tmp)
+        self.env = dict(os.environ, CHALK_SERVE_FILE=str(self.tmp / "serve.json"),
+                        CHALK_DB=str(self.tmp / "archive.sqlite3"))
+        self.env.pop("CHALK_PORT", None)
+        cmd = [sys.executable, "-m", "chalk.cli", "serve", "--http-port", "0",
+               "--idle", str(idle)]
+        for name, port in tables:
+            cmd += ["--table", "%s=%s" % (name, port)]
+        self.log = open(self.tmp / "serve.log", "w+")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     env=self.env, cwd=str(ROOT))
+        self.url = None
+        self.lines = []
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if line.startswith("scoreboard at "):
+                self.url = line.split()[2].rstrip("/")
+                break
+        if self.url is None:
+            self.proc.wait(10)
+            self.log.seek(0)
+            raise RuntimeError("chalk serve did not start: %s%s" % ("".join(self.lines),
+                                                                   self.log.read()))
+
+    def get(self, path):
+        with urllib.request.urlopen(self.url + path, timeout=10) as r:
+            return json.loads(r.read())
+
+    def post(self, path, body, headers=None):
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
+                                     headers=dict({"Content-Type": "application/json"},
+                                                  **(headers or {})), method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def wait_table(self, name, pred, timeout=60.0):
+        """The table's API answer once pred(answer) holds (it changes as the board acts)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            t = self.get("/api/tables/" + name)
+            if pred(t):
+                return t
+            if time.monotonic() > deadline:
+                raise AssertionError("table %s never got there: %s" % (name, t))
+            time.sleep(0.05)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                rest = self.proc.communicate(timeout=20)[0]
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                rest = self.proc.communicate()[0]
+            self.lines.append(rest or "")
+        self.log.close()
+        return self.proc.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def play(served, table, trace_lines, chunk=24):
+    """Play sensor-trace lines on a served simulated board in their own time, as a person at
+    the table would: each chunk is injected just before it is due."""
+    t0 = trace_lines[0]["t"]
+    start = time.monotonic()
+    for i in range(0, len(trace_lines), chunk):
+        part = trace_lines[i:i + chunk]
+        while (part[0]["t"] - t0) / 1000.0 - (time.monotonic() - start) > 0.5:
+            time.sleep(0.05)  # pacing the player, not waiting for a result
+        now_ms = (time.monotonic() - start) * 1000.0
+        events = [{"t": max(0, int(e["t"] - t0 - now_ms)), "line": e["line"], "v": e["v"]}
+                  for e in part]
+        status, body = served.post("/api/tables/%s/request" % table,
+                                   {"cmd": "inject", "args": {"events": events}})
+        assert status == 200, body
+
+
+def screenshots(out_dir):
+    """docs/venue-tables.png and docs/venue-table.png: three simulated tables mid-game (five
+    pins, shove ha'penny, texas-42 on a scorepad)."""
+    import tempfile
+
+    from chalk.sim import Sim
+    from scoreboard import matchlog
+
+    paths, why = find_chromium()
+    if paths is None:
+        raise SystemExit("screenshots: " + why)
+    out = Path(out_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        samples = ROOT / "host" / "chalk" / "samples"
+        # The shove ha'penny board plays its sample trace (pegs and all) from boot; the others
+        # are given the first actions of their sample games.
+        with Sim("five-pins", flash=tmp / "fp", test_mode=True) as fp, \
+                Sim("shove-hapenny", flash=tmp / "sh",
+                    trace=samples / "traces" / "shove-hapenny.jsonl") as sh, \
+                Sim("scorepad", flash=tmp / "sp", test_mode=True) as sp, \
+                Served(tmp, [("window", fp.port), ("snug", sh.port), ("bar", sp.port)]) as served:
+            for name, sample, cut in (("window", "five-pins.jsonl", 9),
+                                      ("bar", "texas-42.jsonl", 4)):
+                lines = (samples / sample).read_text().splitlines()
+                head = json.loads(lines[0])
+                served.wait_table(name, lambda t: t["connected"])
+                served.post("/api/tables/%s/new" % name, {
+                    "game": head["game"], "config": head["config"], "players": head["players"]})
+                for line in lines[1:cut]:
+                    action = matchlog.strip_meta(json.loads(line))
+                    action.pop("t", None)
+                    status, body = served.post("/api/tables/%s/request" % name,
+                                               {"cmd": "act", "args": {"action": action}})
+                    assert status == 200, body
+            served.wait_table("snug", lambda t: t["view"]["headline"].startswith("turn ") and
+                              int(t["view"]["headline"].split()[1]) >= 9, timeout=300)
+            drv = chrome(paths, 1920, 1080)
+            try:
+                for path, name in (("/?theme=dark", "venue-tables.png"),
+                                   ("/table/snug?theme=light", "venue-table.png")):
+                    drv.get(served.url + path)
+                    _wait_live(drv)
+                    drv.save_screenshot(str(out / name))
+                    print("wrote", out / name)
+            finally:
+                drv.quit()
+
+
+def _wait_live(drv, timeout=30):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(drv, timeout).until(
+        lambda d: d.find_element("tag name", "body").get_attribute("data-live") == "1")
+
+
+if __name__ == "__main__":
+    screenshots(sys.argv[1] if len(sys.argv) > 1 else "docs")

@@ -1,0 +1,272 @@
+"""A board that never stops silently: one stray byte never stops play (the keyboard interrupt
+is off while the app runs; only the sequences mpremote, `chalk deploy` and a person send hand
+the port to the REPL), the main loop feeds a watchdog, the board sends a heartbeat, and `chalk
+watch` shows NOT SCORING, with why, when it stops (docs/serial-protocol.md)."""
+
+import io
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from chalk import link, watch
+from chalk.sim import Sim
+from scoreboard import frames
+from scoreboard.hal.sim import SimBoard, VirtualClock
+from scoreboard.serve import serve
+from tests.mpy import micropython_path
+
+needs_mp = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")
+FIVE = os.path.join(os.path.dirname(__file__), "..", "firmware", "boards", "five-pins.json")
+
+
+def until(pred, timeout=20.0, every=0.05):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(every)
+
+
+# -- the loop, in-process ---------------------------------------------------------------------
+
+class ScriptedStdin:
+    """What the host sends, one chunk per loop pass; the real Stdin's sequence detection."""
+
+    def __init__(self, chunks):
+        from scoreboard.serve import Stdin
+
+        self.chunks = list(chunks)
+        self.prev = b""
+        self.stop = False
+        self._scan = Stdin.read
+
+    def read(self, limit=256):
+        if not self.chunks:
+            return b""
+        data = self.chunks.pop(0)
+        out = b""
+        for i in range(len(data)):
+            b = data[i:i + 1]
+            out += b
+            if b == b"\x03" and self.prev in (b"\r", b"\x03"):
+                self.stop = True
+                self.rest = data[i + 1:]
+                break
+            self.prev = b
+        return out
+
+
+def run_loop(tmp_path, chunks):
+    board = SimBoard(FIVE, str(tmp_path / "flash"), VirtualClock())
+    dogs = []
+    made = board.watchdog
+
+    def watchdog(ms):
+        dogs.append(made(ms))
+        return dogs[-1]
+
+    board.watchdog = watchdog
+    out = []
+    stdin = ScriptedStdin(chunks)
+    with pytest.raises(KeyboardInterrupt):
+        serve(board, stdin=stdin, write=out.append)
+    got = [frames.decode(line) for line in frames.Lines().feed("".join(out))]
+    dogs[0].elapsed = board.clock.ticks_ms()
+    return stdin, dogs, [f for f in got if f is not None]
+
+
+def hello(n):
+    return frames.encode(n, "hello", {}).encode()
+
+
+@pytest.mark.parametrize("seq", [b"\r\x03", b"\x03\x03"])
+def test_only_cr_ctrl_c_or_two_ctrl_c_stop_the_loop_and_the_rest_is_left(tmp_path, seq):
+    stray = [bytes([b]) for b in range(256)]  # every single byte, one a pass
+    chunks = [b"\n"] + stray + [b"\n" + hello(1)] + [b""] * 20 + [b"x" + seq + b"\r\x01"]
+    stdin, dogs, got = run_loop(tmp_path, chunks)
+    assert stdin.rest == b"\r\x01"  # mpremote's Ctrl-A is left for the REPL
+    oks = [p for _, t, p in got if t == "ok"]
+    assert [p["id"] for p in oks] == [1]  # the board answered after every stray byte
+    (dog,) = dogs
+    assert dog.timeout_ms == 8000 and dog.released
+    assert dog.feeds >= dog.elapsed // 5 > 40  # fed every scan (scan_ms 5)
+
+
+def test_a_stray_ctrl_c_inside_a_frame_only_spoils_that_frame(tmp_path):
+    bad = bytearray(hello(1))
+    bad[10] = 3
+    chunks = [bytes(bad), hello(2)] + [b""] * 20 + [b"\r\x03"]
+    stdin, dogs, got = run_loop(tmp_path, chunks)
+    assert [p["id"] for _, t, p in got if t == "ok"] == [2]
+    assert [t for _, t, _ in got][0] == "boot"
+
+
+# -- the simulated board ----------------------------------------------------------------------
+
+@pytest.fixture
+def board(tmp_path):
+    with Sim("five-pins", flash=tmp_path / "flash", test_mode=True) as sim:
+        yield sim
+
+
+def wait_beat(bl, mode="scoring", timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        bl.poll(0.1)
+        if bl.beat is not None and bl.beat[1].get("mode") == mode and \
+                time.monotonic() - bl.beat[0] < 0.5:
+            return bl.beat[1]
+    raise AssertionError("no %s heartbeat" % mode)
+
+
+@needs_mp
+def test_no_single_byte_stops_a_simulated_board(board):
+    with link.connect(board.port) as bl:
+        for b in range(256):
+            bl.ser.write(b"\n" + bytes([b]) + b"\n")
+            if b % 16 == 15:
+                assert bl.hello(timeout=10)["game"] == "five-pins"
+        bl.ser.write(b"\x03" + frames.encode(5, "hello", {}).encode()[1:])  # into a frame
+        assert bl.request("state", timeout=10)["mode"] == "scoring"
+        wait_beat(bl)
+    assert board.boots == 1  # never stopped, never restarted
+
+
+def mpremote(port, *args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "mpremote", "connect", port, "resume"]
+                          + list(args), capture_output=True, text=True, timeout=timeout)
+
+
+@needs_mp
+def test_mpremote_still_gets_the_repl_and_watch_says_not_scoring(board):
+    with link.connect(board.port) as bl:
+        wait_beat(bl)
+    out = mpremote(board.port, "exec", "print(6 * 7)")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "42"
+    # Left at the REPL: watch says so within a few seconds, never a live score.
+    buf = io.StringIO()
+    stop = threading.Event()
+    failed = []
+
+    def run():
+        try:
+            watch.watch(board.port, out=buf, tty=False, stop=stop, timeout=3)
+        except Exception as e:
+            failed.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    try:
+        t.join(12)
+    finally:
+        stop.set()
+        t.join(5)
+    # At the REPL the app does not answer: watch cannot even start, and says why.
+    assert failed and "REPL" in (failed[0].hint or "")
+    # A soft reset (Ctrl-D) starts the app again, and it scores.
+    with open(board.port, "wb", buffering=0) as f:
+        f.write(b"\r\x04")
+    until(lambda: board.boots == 2)
+    with link.connect(board.port, timeout=20) as bl:
+        wait_beat(bl)
+
+
+@needs_mp
+def test_watch_shows_not_scoring_when_the_app_stops_under_it(board):
+    buf = io.StringIO()
+    stop = threading.Event()
+    t = threading.Thread(target=watch.watch, args=(board.port,),
+                         kwargs={"out": buf, "tty": False, "stop": stop})
+    t.start()
+    try:
+        until(lambda: "five-pins game" in buf.getvalue())
+        # What mpremote sends, straight onto the board's wire (watch holds the port).
+        os.write(board._board_master, b"\r\x03")
+        until(lambda: "NOT SCORING" in buf.getvalue(), timeout=10)
+        line = [ln for ln in buf.getvalue().splitlines() if "NOT SCORING" in ln][0]
+        assert "at the MicroPython REPL" in line
+        os.write(board._board_master, b"\r\x04")  # soft reset: the app again
+        until(lambda: buf.getvalue().rstrip().endswith("(the board restarted)"), timeout=30)
+    finally:
+        stop.set()
+        t.join(10)
+
+
+@needs_mp
+def test_watch_shows_not_scoring_in_the_service_view(board):
+    buf = io.StringIO()
+    stop = threading.Event()
+    with link.connect(board.port) as bl:
+        bl.request("service", {"on": True})
+    t = threading.Thread(target=watch.watch, args=(board.port,),
+                         kwargs={"out": buf, "tty": False, "stop": stop})
+    t.start()
+    try:
+        until(lambda: "NOT SCORING: the board shows the service view" in buf.getvalue())
+    finally:
+        stop.set()
+        t.join(10)
+    out = io.StringIO()
+    watch.watch(board.port, once=True, out=out)
+    assert "NOT SCORING: the board shows the service view" in out.getvalue()
+
+
+# -- the simulator's relay and watchdog ---------------------------------------------------------
+
+@needs_mp
+def test_the_relay_never_blocks_and_a_hung_board_comes_back_by_itself(tmp_path):
+    import json
+    import signal
+
+    cfg = json.loads(open(FIVE).read())
+    cfg["timings"]["watchdog_ms"] = 2000
+    path = tmp_path / "five-pins.json"
+    path.write_text(json.dumps(cfg))
+    with Sim(str(path), flash=tmp_path / "flash", test_mode=True) as sim:
+        with link.connect(sim.port, timeout=20) as bl:
+            bl.request("act", {"action": {"a": "break", "player": 1}})
+            wait_beat(bl)
+            # The board hangs (its loop never reads again) and the host sends 200 KB.
+            os.killpg(sim.proc.pid, signal.SIGSTOP)
+            for _ in range(200):
+                bl.ser.write(b"x" * 1024)
+            bl.ser.flush()
+            until(lambda: sim.dropped_to_board > 100 * 1024)  # held, then dropped: no block
+            # Its watchdog resets it, into its journal: it answers and scores again.
+            until(lambda: sim.boots == 2, timeout=30)
+            assert sim.watchdog_resets == 1
+        with link.connect(sim.port, timeout=20) as bl:
+            st = bl.request("state")
+            assert st["state"]["breaker"] == 1 and st["mode"] == "scoring"
+            wait_beat(bl)
+
+
+@needs_mp
+def test_a_board_at_the_repl_is_not_reset_and_its_last_beat_says_so(board):
+    with link.connect(board.port) as bl:
+        wait_beat(bl)
+        bl.ser.write(b"\r\x03")
+        wait_beat(bl, "repl", timeout=10)
+        assert watch.not_scoring(bl).startswith("the board is at the MicroPython REPL")
+        # 100 KB of junk at the REPL (no line end): the relay takes it or drops it, never
+        # blocks, and the REPL is left alone (its watchdog is stretched, as on an ESP32).
+        for _ in range(100):
+            bl.ser.write(b"y" * 1024)
+        bl.ser.flush()
+    t0 = time.monotonic()
+    for _ in range(20):
+        with open(board.port, "wb", buffering=0) as f:
+            f.write(b"\r\x03\r\x04")  # Ctrl-C, soft reset: the app starts again
+        try:
+            until(lambda: board.boots >= 2, timeout=3)
+            break
+        except AssertionError:
+            continue
+    assert board.boots >= 2 and board.watchdog_resets == 0 and time.monotonic() - t0 < 60
+    with link.connect(board.port, timeout=20) as bl:
+        wait_beat(bl)
