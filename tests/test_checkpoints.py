@@ -26,10 +26,18 @@ LONG = {"target": 100000, "big_points_to_win": 10000, "start": 10000000}
 
 
 def config_of(game_id):
+    from scoreboard.rules import ConfigError
+
     cfg = dict(GAMES[game_id][0])
-    for key in LONG:  # long games: many blocks before anyone wins
+    for key in LONG:  # long games: many blocks before anyone wins, as far as the config allows
         if cfg.get(key) is not None:
-            cfg[key] = LONG[key]
+            for v in (LONG[key], LONG[key] // 10, LONG[key] // 100):
+                try:
+                    new_game(game_id, dict(cfg, **{key: v}))
+                except ConfigError:
+                    continue
+                cfg[key] = v
+                break
     return cfg
 
 

@@ -51,7 +51,8 @@ def expected(out):
     assert five["read"] == 1 and five["level_0"] == 1 and five["index_C"] == 10
     assert five["oled"]["transactions"] == 9  # the window command, then one per page
     assert five["oled"]["bytes"] == 8 * 129 and five["oled"]["lit"] > 50
-    assert five["oled_errors"] == 1
+    assert five["oled_errors"] == 2  # a whole frame and a page, both on a failing bus
+    assert five["wdt"][0] == 8000 and five["wdt"][1] > 8000 and five["wdt"][2] == 3
     assert out["dark"]["null"] and out["dark"]["problem"].startswith(
         "display: no SSD1306 answers at I2C address 0x3C")
     assert spi["spi"] == [2, 1000000, 0, 0, 8, 0, 26, 23, 34] and spi["pegs"] == [0b101, 1 << 26]

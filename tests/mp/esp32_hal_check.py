@@ -53,9 +53,19 @@ for e in machine.i2c_log:
                 lit += b & 1
                 b >>= 1
 out["five"]["oled"] = {"transactions": len(machine.i2c_log), "bytes": nbytes, "lit": lit}
+five.display.show_page(0)  # one page between two scans
 machine.i2c_fail[0] = True
 five.display.show()  # a loose wire: counted, play goes on
+five.display.show_page(1)
 out["five"]["oled_errors"] = five.display.errors
+machine.i2c_fail[0] = False
+# the watchdog the main loop starts, feeds once a scan, and stretches for the REPL
+dog = five.watchdog(8000)
+dog.feed()
+dog.feed()
+started = machine.wdt["timeout"]
+dog.release()
+out["five"]["wdt"] = [started, machine.wdt["timeout"], machine.wdt["feeds"]]
 
 # -- five-pins without an answering display ------------------------------------------------------
 machine.reset()
