@@ -631,7 +631,7 @@ def test_esp32_pegs_read_the_chain(fake_machine, tmp_path):
 def test_spi_peg_read_order_msb_first_chain_bit_0_first():
     """SPI mode 0, MSB first: the first bit clocked in (chain bit 0, on QH right after the
     latch) is bit 7 of byte 0; chain bit i is bit 7 - i % 8 of byte i // 8."""
-    from scoreboard.hal import SpiPegs
+    from scoreboard.hal.spipegs import SpiPegs
 
     class Bus:
         def __init__(self, data):
@@ -662,8 +662,9 @@ def test_spi_peg_read_order_msb_first_chain_bit_0_first():
 def test_spi_and_bit_banged_reads_of_the_modelled_chain_agree(seed):
     import random
 
-    from scoreboard.hal import Pegs, SpiPegs
+    from scoreboard.hal import Pegs
     from scoreboard.hal.sim import ShiftChain
+    from scoreboard.hal.spipegs import SpiPegs
 
     rng = random.Random(seed)
     cfg = boardconfig.load(SHOVE)

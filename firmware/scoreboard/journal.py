@@ -482,13 +482,6 @@ class Journal:
         for rec in self._records(self._t[b], self._t[b + _END], 0, ACTION):
             yield rec[2]
 
-    def game_first_seq(self):
-        """The seq of the game in progress' first record (its header), or None."""
-        t = self._t
-        if not self._open or not t:
-            return None
-        return t[len(t) - _W + _FIRST] or None
-
     def header(self, game_no=None):
         """The header payload of a kept game (default: the one in progress), or None."""
         b = self._game(game_no)

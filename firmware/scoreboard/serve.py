@@ -119,11 +119,21 @@ def _kind(k):
     raise Refused("unknown input event kind %r" % (k,))
 
 
+def _game_first(journal):
+    """The seq of the game in progress' first record (its header), or None."""
+    from .journal import _FIRST, _W
+
+    t = journal._t
+    if not journal._open or not t:
+        return None
+    return t[len(t) - _W + _FIRST] or None
+
+
 def journal_records(journal, after, game=None, game_id=None):
     """The journal as link `rec` payloads: actions like match-log lines, headers and ends
     under their own key. With the rules of the game in progress (`game`), its actions that
     pack (pack.pack_action) come as pack.Block runs instead, for compact `r` frames."""
-    first = journal.game_first_seq() if game is not None else None
+    first = _game_first(journal) if game is not None else None
     block = None
     for seq, kind, payload in journal.records_after(after):
         if kind == "A":

@@ -18,7 +18,7 @@
 import machine
 from machine import Pin
 
-from . import Board, Keypad, NullDisplay, Pegs, RealClock, SpiPegs, Storage
+from . import Board, Keypad, NullDisplay, Pegs, RealClock, Storage
 from .ssd1306 import SSD1306
 
 JOURNAL_DIR = "/journal"  # on the LittleFS filesystem of the ESP32_GENERIC image
@@ -167,6 +167,8 @@ def _make_pegs(cfg):
                           firstbit=machine.SPI.MSB, sck=Pin(p["sck"]), mosi=Pin(p["mosi"]),
                           miso=Pin(p["miso"]))
         latch = Pin(p["latch"], Pin.OUT, value=1)
+        from .spipegs import SpiPegs
+
         return SpiPegs(spi, latch, boardconfig.chain_map(cfg), 1 - p["active"])
     load = Pin(p["load"], Pin.OUT, value=1)
     clock = Pin(p["clock"], Pin.OUT, value=0)

@@ -8,7 +8,7 @@
 
 import json
 
-from . import HEIGHT, WIDTH, Board, Keypad, Pegs, RealClock, SpiPegs, Storage, ticks_add, ticks_diff
+from . import HEIGHT, WIDTH, Board, Keypad, Pegs, RealClock, Storage, ticks_add, ticks_diff
 
 # -- clocks ---------------------------------------------------------------------------------------
 
@@ -372,6 +372,8 @@ class SimBoard(Board):
             active = cfg["pegs"]["active"]
             self.chain = ShiftChain(cmap, active, self.peg_state)
             if cfg["pegs"]["driver"] == "spi":
+                from .spipegs import SpiPegs
+
                 pegs = SpiPegs(self.chain, self.chain.load, cmap, 1 - active)
             else:
                 pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
