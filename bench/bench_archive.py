@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from chalk.archive import Archive, Follower, board_records  # noqa: E402
 from chalk.randomgame import random_match  # noqa: E402
-from scoreboard import frames  # noqa: E402
+from scoreboard import frames, pack  # noqa: E402
 
 ACTIONS = 1000
 WIRE_ACTIONS = 200  # actions played over the link for the bytes figure
@@ -112,7 +112,22 @@ def wire_bytes(game, head, actions, tmp):
         link.close()
     finally:
         sim.stop()
-    return (counts.get("rec", 0) + counts.get("state", 0)) / n, counts, n
+    return (counts.get("rec", 0) + counts.get("state", 0) + counts.get("a", 0)) / n, counts, n
+
+
+def a_frames_bytes(head, actions):
+    """Mean bytes of the `a` frames of a whole game, encoded here as a board would send them
+    (frame numbers as a board that also answered a command per action: twice the seq)."""
+    from scoreboard.rules import new_game
+
+    game = new_game(head["game"], head["config"])
+    total = 0
+    for seq, t, action in actions:
+        state = game.apply(action)
+        code = pack.pack_action(game, dict(action, seq=seq, t=t))
+        total += len(frames.encode(2 * seq, "a", {"seq": seq, "t": t, "code": code,
+                                                  "state": state}).encode())
+    return total / len(actions)
 
 
 def write_journal(flash, head, actions):
@@ -216,22 +231,33 @@ def main():
         print("  resync batch: one transaction; live: one transaction per rec and per state "
               "frame")
         print()
-        print("bytes on the wire per action (real frames of a simulated board, %d actions)"
+        print("bytes on the wire per action live (real frames of a simulated board, %d actions)"
               % WIRE_ACTIONS)
-        print("%-14s %10s %10s %12s" % ("game", "rec B", "state B", "rec+state B"))
+        print("%-14s %8s %8s %8s %13s %16s %8s" % ("game", "a B", "rec B", "state B",
+                                                    "per action B", "whole game a B",
+                                                    "goal"))
         for game, (head, actions) in games.items():
             per, counts, n = wire_bytes(game, head, actions, tmp)
-            print("%-14s %10.1f %10.1f %12.1f" % (game, counts.get("rec", 0) / n,
-                                                  counts.get("state", 0) / n, per))
+            print("%-14s %8.1f %8.1f %8.1f %13.1f %16.1f %8s" % (
+                game, counts.get("a", 0) / n, counts.get("rec", 0) / n,
+                counts.get("state", 0) / n, per, a_frames_bytes(head, actions), "<= 64"))
+        print("  a: protocol 2's one frame per action, the state after it included; rec + "
+              "state: JSON frames of")
+        print("  records that do not pack (protocol 1 sent every action that way, ~230 B); "
+              "whole game: the mean")
+        print("  `a` frame over all %d actions (longer seq, t and scores late in a game)"
+              % ACTIONS)
         print()
         print("resync of a %d-action game at %d baud (simulated board, wire throttled to %d "
               "baud)" % (ACTIONS, BAUD, BAUD))
-        print("%-14s %12s %12s %14s %14s" % ("game", "stream KB", "stream s", "computed s",
-                                              "archive --once s"))
+        print("%-14s %10s %10s %10s %8s %12s %16s" % ("game", "stream KB", "B/record",
+                                                       "stream s", "goal", "computed s",
+                                                       "archive --once s"))
         for game, (head, actions) in games.items():
             once, stream, nbytes = resync_time(game, head, actions, tmp)
-            print("%-14s %12.1f %12.2f %14.2f %14.2f" % (game, nbytes / 1000, stream,
-                                                         nbytes * 10 / BAUD, once))
+            print("%-14s %10.1f %10.1f %10.2f %8s %12.2f %16.2f" % (
+                game, nbytes / 1000, nbytes / (len(actions) + 1), stream, "<= 1.3",
+                nbytes * 10 / BAUD, once))
         print("  stream: the `journal` command alone, measured; computed: its measured bytes "
               "at %d baud 8N1;" % BAUD)
         print("  archive --once: hello, clock, journal, state and the SQLite batch, measured.")

@@ -113,6 +113,7 @@ def test_an_action_carrying_a_seq_gets_the_journal_s_number(tmp_path):
     app.emit = lambda kind, payload: sent.append((kind, payload))
     app.boot()
     assert app.submit({"a": "start", "side": 0, "seq": 99})
-    rec = [p for k, p in sent if k == "rec"][-1]
-    assert rec["seq"] == 2 and rec["a"] == "start"
+    kind, p = sent[-1]  # one compact action frame: the record packs (protocol v2)
+    assert kind == "a" and p["seq"] == 2 and app.game.decode(p["code"]) == {"a": "start",
+                                                                          "side": 0}
     assert "seq" not in list(app.journal.actions())[-1]

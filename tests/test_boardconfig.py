@@ -125,7 +125,8 @@ def test_pin_map_rows():
     assert shove["pegs.load"][:3] == (25, "pegs.load", "out")
     assert shove["pegs.clock"][:3] == (26, "pegs.clock", "out")
     assert shove["pegs.data"][:4] == (34, "pegs.data", "in", "none")
-    assert len(shove) == 5 + 3 + 2
+    assert shove["pegs.mosi"][:3] == (23, "pegs.mosi", "out")  # the SPI bus drives it
+    assert len(shove) == 5 + 4 + 2
 
 
 def test_chain_map_orders():
@@ -180,7 +181,7 @@ def test_pull_up_on_input_only_pin_is_refused():
     assert "pull-down" in str(refused(changed(FIVE, "pins.2.pull", "down")))
 
 
-@pytest.mark.parametrize("key,gpio", [("pegs.load", 35), ("pegs.clock", 39), ("display.sda", 36),
+@pytest.mark.parametrize("key,gpio", [("pegs.latch", 35), ("pegs.sck", 39), ("display.sda", 36),
                                       ("display.scl", 37)])
 def test_outputs_on_input_only_pins_are_refused(key, gpio):
     path = SHOVE if key.startswith("pegs") else FIVE
@@ -191,16 +192,16 @@ def test_outputs_on_input_only_pins_are_refused(key, gpio):
 
 
 def test_shift_register_data_may_use_an_input_only_pin():
-    cfg = boardconfig.load(changed(SHOVE, "pegs.data", 39))
-    assert cfg["pegs"]["data"] == 39
+    cfg = boardconfig.load(changed(SHOVE, "pegs.miso", 39))
+    assert cfg["pegs"]["miso"] == 39
 
 
 def test_pin_used_twice_names_both_users():
     err = refused(changed(FIVE, "pins.C.pin", 13))
     assert "GPIO 13" in str(err)
     assert "buttons.confirm.pin" in str(err) and "pins.C.pin" in str(err)
-    err = refused(changed(SHOVE, "pegs.clock", 21))
-    assert "display.sda" in str(err) and "pegs.clock" in str(err)
+    err = refused(changed(SHOVE, "pegs.sck", 21))
+    assert "display.sda" in str(err) and "pegs.sck" in str(err)
 
 
 @pytest.mark.parametrize("key,path", [
@@ -237,7 +238,8 @@ def test_unknown_game():
 @pytest.mark.parametrize("base,key", [
     (FIVE, "board"), (FIVE, "game"), (FIVE, "buttons"), (FIVE, "pins"), (SHOVE, "pegs"),
     (FIVE, "buttons.confirm"), (SHOVE, "buttons.done"), (FIVE, "pins.C"), (FIVE, "pins.C.active"),
-    (FIVE, "buttons.undo.pin"), (SHOVE, "pegs.load"), (SHOVE, "pegs.driver"), (FIVE, "display.scl"),
+    (FIVE, "buttons.undo.pin"), (SHOVE, "pegs.latch"), (SHOVE, "pegs.driver"),
+    (FIVE, "display.scl"),
 ])
 def test_missing_required_keys(base, key):
     err = refused(changed(base, key, None))
@@ -302,10 +304,10 @@ def test_strapping_pins_need_strapping_ok(gpio, why):
 
 
 def test_strapping_ok_on_pegs_and_display():
-    cfg = changed(SHOVE, "pegs.load", 2)
-    assert "pegs.load" in str(refused(cfg))
+    cfg = changed(SHOVE, "pegs.latch", 2)
+    assert "pegs.latch" in str(refused(cfg))
     cfg["pegs"]["strapping_ok"] = True
-    assert boardconfig.load(cfg)["pegs"]["load"] == 2
+    assert boardconfig.load(cfg)["pegs"]["latch"] == 2
     cfg = changed(FIVE, "display.scl", 15)
     assert "display.scl" in str(refused(cfg))
     cfg["display"]["strapping_ok"] = True
@@ -340,3 +342,30 @@ def test_errors_from_a_file_name_the_file(tmp_path):
     assert "cannot read" in str(refused(str(tmp_path / "missing.json")))
     p.write_text("[1, 2]")
     assert "JSON object" in str(refused(str(p)))
+
+
+def test_the_bit_banged_peg_driver_stays_a_fallback():
+    """pegs driver "74hc165" (load/clock/data, any three GPIOs) still loads; the SPI driver's
+    keys are refused with it, and its wires' names with "spi"."""
+    cfg = changed(SHOVE, "pegs", {"driver": "74hc165", "load": 25, "clock": 26, "data": 34,
+                                  "chips": 7})
+    p = boardconfig.load(cfg)["pegs"]
+    assert (p["driver"], p["load"], p["clock"], p["data"]) == ("74hc165", 25, 26, 34)
+    assert "mosi" not in p
+    cfg["pegs"]["spi"] = 2
+    assert "pegs.spi is read only with" in str(refused(cfg))
+    spi = changed(SHOVE, "pegs.load", 27)
+    assert 'pegs.load belongs to the bit-banged driver "74hc165"' in str(refused(spi))
+
+
+def test_spi_peg_driver_defaults_and_its_mosi_pin():
+    p = boardconfig.load(str(SHOVE))["pegs"]
+    assert (p["driver"], p["spi"], p["baud"], p["latch"], p["sck"], p["miso"], p["mosi"]) == \
+        ("spi", 2, 1000000, 25, 26, 34, 23)
+    cfg = changed(SHOVE, "pegs.mosi", None)
+    cfg["pegs"]["spi"] = 1
+    # SPI 1's own MOSI is GPIO 13, which a button has: the bus would drive it
+    err = refused(cfg)
+    assert "GPIO 13" in str(err) and "pegs.mosi" in str(err)
+    assert "pegs.baud" in str(refused(changed(SHOVE, "pegs.baud", 50000000)))
+    assert "pegs.mosi" in str(refused(changed(SHOVE, "pegs.mosi", 36)))  # input-only

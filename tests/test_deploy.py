@@ -47,7 +47,8 @@ def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
     assert code == 0, out + err
     lines = out.splitlines()
     files = expected_files()
-    assert lines[0] == "deploying %d files (portable bytecode) to %s" % (len(files), sim.port)
+    assert lines[0] == ("deploying %d files (portable bytecode) to the filesystem of %s (no ROMFS "
+                        "partition on this board)" % (len(files), sim.port))
     progress = [ln for ln in lines if ln.startswith("[")]
     assert progress == ["[%d/%d] %s" % (i + 1, len(files), f) for i, f in enumerate(files)]
     assert lines[-1] == ("the board answers: Chalk firmware 0.1.0, board five-pins, game "
@@ -187,3 +188,53 @@ def test_an_app_that_does_not_start_is_reported(empty_board, capsys):
                             % empty_board.port), err
     assert "GPIO 7" in first
     assert "deploy a good one with --board CONFIG" in err
+
+
+def test_deploy_into_the_romfs_partition_of_a_board_that_has_one(tmp_path, capsys):
+    """A board whose MicroPython has a ROMFS partition (simulated: chalk/simrom.py) gets the
+    package as one ROMFS image, imported from /rom/lib in place; board.json and main.py go to
+    the filesystem. Without a partition, or with --romfs no, the .mpy files go to /lib."""
+    sim = Sim("five-pins", flash=tmp_path / "flash", test_mode=True, install_firmware=False,
+              romfs=256 * 1024, heap="320k")
+    sim.start()
+    try:
+        code, out, err = chalk(capsys, "deploy", "--port", sim.port, "--arch", "none",
+                               "--board", "five-pins")
+        assert code == 0, out + err
+        lines = out.splitlines()
+        n = len(build.sources())
+        assert lines[0] == ("deploying %d modules (portable bytecode) into the board's ROMFS "
+                            "partition, run in place from flash; 2 files to the filesystem, on %s"
+                            % (n, sim.port))
+        assert "ROMFS image written" in lines
+        assert lines[-1].startswith("the board answers: Chalk firmware 0.1.0, board five-pins")
+        assert (sim.flash / "romfs.img").read_bytes()[:3] == b"\xd2\xcd\x31"
+        assert not (sim.flash / "lib" / "scoreboard").exists()  # nothing of it on the filesystem
+        assert (sim.flash / "main.py").is_file() and (sim.flash / "board.json").is_file()
+        # the app runs from ROMFS: its modules come from /rom/lib
+        with link.connect(sim.port) as board:
+            assert board.request("state")["game"] == "five-pins"
+        deploy.stop_app(sim.port)
+        cmd = [__import__("sys").executable, "-m", "mpremote", "connect", sim.port, "resume",
+               "exec", "import scoreboard.app; print('from', scoreboard.app.__file__)"]
+        said = __import__("subprocess").run(cmd, capture_output=True, text=True, timeout=60)
+        assert "from /rom/lib/scoreboard/app.mpy" in said.stdout, said.stdout + said.stderr
+        # --romfs no: back to .mpy files on the filesystem, said so
+        code, out, err = chalk(capsys, "deploy", "--port", sim.port, "--arch", "none",
+                               "--romfs", "no")
+        assert code == 0, out + err
+        assert out.splitlines()[0] == ("deploying %d files (portable bytecode) to the filesystem "
+                                       "of %s" % (n + 1, sim.port))
+        assert (sim.flash / "lib" / "scoreboard" / "app.mpy").is_file()
+    finally:
+        sim.stop()
+
+
+def test_romfs_yes_on_a_board_without_a_partition_is_refused(empty_board, capsys):
+    code, out, err = chalk(capsys, "deploy", "--port", empty_board.port, "--arch", "none",
+                           "--board", "five-pins", "--romfs", "yes")
+    assert code == 1
+    assert err.splitlines()[0] == "chalk: the board on %s has no ROMFS partition" % \
+        empty_board.port
+    assert "chalk: hint: flash a MicroPython image with one" in err
+    assert not (empty_board.flash / "main.py").exists()  # nothing half-copied

@@ -509,15 +509,18 @@ def test_codes_grow_in_blocks_and_shrink_on_undo():
     from scoreboard.rules.base import Codes
 
     c = Codes()
-    for i in range(300):
+    K = Codes._BLOCK
+    n = 4 * K + 44
+    for i in range(n):
         c.append(i * 7)
-    assert len(c) == 300 and c[0] == 0 and c[-1] == 299 * 7 and list(c)[128] == 128 * 7
-    assert len(c._blocks) == 3
-    for _ in range(300 - 127):
+    assert len(c) == n and c[0] == 0 and c[-1] == (n - 1) * 7 and list(c)[K] == K * 7
+    assert list(c) == [i * 7 for i in range(n)]
+    assert len(c._blocks) == 5
+    for _ in range(n - (K - 1)):
         c.pop()
-    assert len(c) == 127 and c[-1] == 126 * 7 and len(c._blocks) == 1
+    assert len(c) == K - 1 and c[-1] == (K - 2) * 7 and len(c._blocks) == 1
     c.append(5)
     c.append(6)
-    assert c[127] == 5 and c[128] == 6 and len(c._blocks) == 2
+    assert c[K - 1] == 5 and c[K] == 6 and len(c._blocks) == 2
     with pytest.raises(IndexError):
-        c[129]
+        c[K + 1]

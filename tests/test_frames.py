@@ -52,9 +52,9 @@ def test_round_trip(n, typ, payload):
 def test_the_documented_example():
     line = frames.encode(42, "rec", {"seq": 17, "t": 8123, "a": "turn", "side": 0,
                                      "beds": [0, 1, 0, 0, 0, 0, 0, 0, 0]})
-    body = '~c1 42 rec {"a":"turn","beds":[0,1,0,0,0,0,0,0,0],"seq":17,"side":0,"t":8123}'
+    body = '~c2 42 rec {"a":"turn","beds":[0,1,0,0,0,0,0,0,0],"seq":17,"side":0,"t":8123}'
     assert line == body + " %08x\n" % (binascii.crc32(body.encode()) & 0xFFFFFFFF)
-    assert line == body + " c911a231\n"
+    assert line == body + " 1683ecd7\n"
 
 
 def test_unicode_names_travel_as_utf8_and_are_counted_in_bytes():
@@ -63,7 +63,7 @@ def test_unicode_names_travel_as_utf8_and_are_counted_in_bytes():
     raw = line.encode()
     assert frames.decode(raw)[2]["players"][2] == "Bjørn 🎱"
     # escaped spellings are valid JSON too and decode the same
-    body = '~c1 1 new {"players":["Zo\\u00eb"]}'
+    body = '~c2 1 new {"players":["Zo\\u00eb"]}'
     assert frames.decode(with_crc(body))[2] == {"players": ["Zoë"]}
 
 
@@ -108,7 +108,7 @@ def test_max_line_is_enforced_on_both_sides():
         frames.encode(1, "warn", {"t": "x" * (room + 1)})
     with pytest.raises(frames.FrameTooLong):  # counted in bytes, not characters
         frames.encode(1, "warn", {"t": "é" * (room // 2 + 1)})
-    over = with_crc('~c1 1 warn {"t":"%s"}' % ("x" * (room + 1)))
+    over = with_crc('~c2 1 warn {"t":"%s"}' % ("x" * (room + 1)))
     assert len(over) == frames.MAX_LINE + 1
     with pytest.raises(frames.Corrupt, match="longer"):
         frames.decode(over)
@@ -161,11 +161,11 @@ def test_no_truncation_is_accepted(n, typ, payload):
 
 def test_checks_behind_a_good_crc():
     # Lines a buggy or hostile sender could make with a correct CRC: still refused.
-    for body in ['~c1 01 ok {}', '~c1 1 OK {}', '~c1 1 ok [1,2]', '~c1 1 ok "x"',
-                 '~c1 1 ok {"a":', '~c1 1 ok', '~c1 x ok {}', '~c1  ok {}', '~cx 1 ok {}',
-                 '~c 1 ok {}', '~c1 1234567890 ok {}', '~c01 1 ok {}']:
+    for body in ['~c2 01 ok {}', '~c2 1 OK {}', '~c2 1 ok [1,2]', '~c2 1 ok "x"',
+                 '~c2 1 ok {"a":', '~c2 1 ok', '~c2 x ok {}', '~c2  ok {}', '~cx 1 ok {}',
+                 '~c 1 ok {}', '~c2 1234567890 ok {}', '~c01 1 ok {}']:
         assert outcome(with_crc(body)) == ("corrupt",), body
-    assert outcome(with_crc(b'~c1 1 ok {"a":"\xff"}')) == ("corrupt",)
+    assert outcome(with_crc(b'~c2 1 ok {"a":"\xff"}')) == ("corrupt",)
     good = frame().rstrip("\n")
     assert outcome(good[:-8] + good[-8:].upper())[0] == "corrupt" or good[-8:].isdigit()
     assert outcome(good + " ") == ("corrupt",)
@@ -174,36 +174,37 @@ def test_checks_behind_a_good_crc():
 def test_repl_noise_is_not_a_frame():
     for noise in [">>> ", "MicroPython v1.24.1 on 2024-11-29; Generic ESP32 module with ESP32",
                   "Traceback (most recent call last):", '  File "main.py", line 3',
-                  "ets Jul 29 2019 12:21:46", "", "   ~c1 1 ok {} 00000000",
-                  ">>> ~c1 1 hello {} 12345678", "~", "~C1 1 ok {} 00000000",
+                  "ets Jul 29 2019 12:21:46", "", "   ~c2 1 ok {} 00000000",
+                  ">>> ~c2 1 hello {} 12345678", "~", "~C1 1 ok {} 00000000",
                   b"\xff\xfe garbage \x00"]:
         assert frames.decode(noise) is None, noise
 
 
 def test_other_protocol_versions_are_recognised():
-    newer = with_crc('~c2 8 ok {"id":3,"result":{}}')
+    newer = with_crc('~c3 8 ok {"id":3,"result":{}}')
     with pytest.raises(frames.WrongVersion) as e:
         frames.decode(newer)
-    assert (e.value.version, e.value.n, e.value.newer) == (2, 8, True)
+    assert (e.value.version, e.value.n, e.value.newer) == (3, 8, True)
     older = with_crc('~c0 9 boot {"protocol":0}')
     with pytest.raises(frames.WrongVersion) as e:
         frames.decode(older)
     assert (e.value.version, e.value.n, e.value.newer) == (0, 9, False)
     # a future version may change what follows the frame number: still recognised
     with pytest.raises(frames.WrongVersion) as e:
-        frames.decode(with_crc("~c12 4 something else entirely"))
-    assert (e.value.version, e.value.n) == (12, 4)
+        frames.decode(with_crc("~c22 4 something else entirely"))
+    assert (e.value.version, e.value.n) == (22, 4)
     with pytest.raises(frames.WrongVersion) as e:
-        frames.decode(with_crc("~c3 ?? x"))
+        frames.decode(with_crc("~c4 ?? x"))
     assert e.value.n is None
     # a damaged "newer" frame is corrupt, not a version claim
     bad = bytearray(newer)
     bad[5] ^= 1
     assert outcome(bytes(bad)) == ("corrupt",)
     # the encoder can speak another version (for tests of the other end)
-    assert frames.decode(frames.encode(1, "ok", {}, version=1)) == (1, "ok", {})
-    with pytest.raises(frames.WrongVersion):
-        frames.decode(frames.encode(1, "ok", {}, version=2))
+    assert frames.decode(frames.encode(1, "ok", {}, version=2)) == (1, "ok", {})
+    with pytest.raises(frames.WrongVersion) as e:
+        frames.decode(frames.encode(1, "ok", {}, version=1))
+    assert (e.value.version, e.value.newer) == (1, False)
 
 
 # -- lines ----------------------------------------------------------------------------------
@@ -225,7 +226,7 @@ def test_lines_bound_memory_on_endless_input():
     lines = frames.Lines()
     out = []
     for _ in range(100):
-        out += list(lines.feed(b"~c1 " + b"x" * 500))
+        out += list(lines.feed(b"~c2 " + b"x" * 500))
         assert lines.pending() <= frames.MAX_LINE + 1
     out += list(lines.feed(b"\n" + frame(3).encode()))
     assert len(out) == 2
@@ -258,8 +259,8 @@ def damaged_lines():
         lines += [g[:cut] for cut in range(0, len(g), 7)]
         for i in range(0, len(g) - 1, 5):
             lines.append(g[:i] + bytes([g[i] ^ 0x20]) + g[i + 1:])
-    lines += [with_crc(b) for b in ['~c2 8 ok {"id":3}', '~c0 9 boot {}', "~c1 1 ok [1]",
-                                    '~c1 1 ok {"a":', "~c1 01 ok {}", "~c7 x y"]]
+    lines += [with_crc(b) for b in ['~c3 8 ok {"id":3}', '~c0 9 boot {}', "~c2 1 ok [1]",
+                                    '~c2 1 ok {"a":', "~c2 01 ok {}", "~c7 x y"]]
     lines += [b">>> ", b"Traceback (most recent call last):", b"\xff\xfe\x00", b"~c"]
     return lines
 

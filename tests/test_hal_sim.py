@@ -487,8 +487,9 @@ def test_a_simulated_table_fits_an_esp32_sized_heap(tmp_path):
 class FakeMachine:
     """Just enough of MicroPython's `machine` for hal.esp32: Pin levels by GPIO, IRQs, I2C."""
 
-    def __init__(self, chain=None, i2c_fails=False):
+    def __init__(self, chain=None, i2c_fails=False, spi_device=None):
         self.levels = {}
+        self.spi_args = None
         self.modes = {}
         self.irqs = {}
         self.i2c_args = None
@@ -527,8 +528,19 @@ class FakeMachine:
             def writevto(self, addr, vector):
                 machine.i2c_writes += 1
 
+        class SPI:
+            MSB = 0
+
+            def __init__(self, bus, baudrate, polarity, phase, bits, firstbit, sck, mosi, miso):
+                machine.spi_args = (bus, baudrate, polarity, phase, bits, firstbit, sck.gpio,
+                                    mosi.gpio, miso.gpio)
+
+            def readinto(self, buf):
+                spi_device.readinto(buf)  # the chain on the bus, clocked as the peripheral does
+
         self.Pin = Pin
         self.I2C = I2C
+        self.SPI = SPI
 
 
 @pytest.fixture
@@ -540,7 +552,7 @@ def fake_machine(monkeypatch):
     def install(**kw):
         fake = FakeMachine(**kw)
         mod = types.ModuleType("machine")
-        mod.Pin, mod.I2C = fake.Pin, fake.I2C
+        mod.Pin, mod.I2C, mod.SPI = fake.Pin, fake.I2C, fake.SPI
         mod.unique_id = lambda: b"\x24\x0a\xc4\x01\x02\x03"  # the chip's MAC, as bytes
         monkeypatch.setitem(sys.modules, "machine", mod)
         sys.modules.pop("scoreboard.hal.esp32", None)
@@ -590,16 +602,80 @@ def test_esp32_edge_interrupts_on_tilt_lines_only(fake_machine, tmp_path):
 def test_esp32_pegs_read_the_chain(fake_machine, tmp_path):
     from scoreboard.hal.sim import ShiftChain
 
-    cfg = boardconfig.load(SHOVE)
+    cfg = boardconfig.load(SHOVE)  # pegs driver "spi"
     state = [0, 0]
     chain = ShiftChain(boardconfig.chain_map(cfg), cfg["pegs"]["active"], state)
-    fake, esp32 = fake_machine(chain={25: chain.load, 26: chain.clock, 34: chain.data})
+    fake, esp32 = fake_machine(chain={25: chain.load}, spi_device=chain)
     board = esp32.make_board(cfg, journal=str(tmp_path))
-    assert fake.modes[25][0] == 3 and fake.modes[26][0] == 3 and fake.modes[34] == (1, None)
+    assert fake.modes[25][0] == 3  # the latch: an output
+    assert fake.spi_args == (2, 1000000, 0, 0, 8, 0, 26, 23, 34)  # mode 0, MSB first
     state[0], state[1] = 0b101, 1 << 26
     arr = [0, 0]
     board.pegs.scan_into(arr)
     assert arr == [0b101, 1 << 26]
+    # the bit-banged fallback, driver "74hc165", on the same wires
+    with open(SHOVE) as f:
+        raw = json.load(f)
+    raw["pegs"] = {"driver": "74hc165", "load": 25, "clock": 26, "data": 34, "chips": 7}
+    cfg = boardconfig.load(raw)
+    chain = ShiftChain(boardconfig.chain_map(cfg), cfg["pegs"]["active"], state)
+    fake, esp32 = fake_machine(chain={25: chain.load, 26: chain.clock, 34: chain.data})
+    board = esp32.make_board(cfg, journal=str(tmp_path))
+    assert fake.modes[25][0] == 3 and fake.modes[26][0] == 3 and fake.modes[34] == (1, None)
+    assert fake.spi_args is None
+    state[0], state[1] = 1 << 13, 0b11
+    board.pegs.scan_into(arr)
+    assert arr == [1 << 13, 0b11]
+
+
+def test_spi_peg_read_order_msb_first_chain_bit_0_first():
+    """SPI mode 0, MSB first: the first bit clocked in (chain bit 0, on QH right after the
+    latch) is bit 7 of byte 0; chain bit i is bit 7 - i % 8 of byte i // 8."""
+    from scoreboard.hal.spipegs import SpiPegs
+
+    class Bus:
+        def __init__(self, data):
+            self.data = data
+
+        def readinto(self, buf):
+            buf[:] = self.data
+
+    latch = []
+    cmap = bytes(range(27)) + bytes(32 + i for i in range(27)) + b"\xff\xff"  # 7 chips
+    for i in range(56):
+        data = bytearray(7)
+        data[i // 8] = 0x80 >> (i % 8)
+        pegs = SpiPegs(Bus(data), latch.append, cmap)
+        arr = [0, 0]
+        pegs.scan_into(arr)
+        want = [0, 0] if cmap[i] == 255 else [
+            (1 << cmap[i]) if cmap[i] < 32 else 0, (1 << (cmap[i] - 32)) if cmap[i] >= 32 else 0]
+        assert arr == want, i
+    assert latch[:3] == [1, 0, 1]  # high at rest; each scan pulses it low
+    # active-low pegs: every bit inverted
+    pegs = SpiPegs(Bus(bytes([0xFF] * 7)), latch.append, cmap, invert=1)
+    pegs.scan_into(arr)
+    assert arr == [0, 0]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_spi_and_bit_banged_reads_of_the_modelled_chain_agree(seed):
+    import random
+
+    from scoreboard.hal import Pegs
+    from scoreboard.hal.sim import ShiftChain
+    from scoreboard.hal.spipegs import SpiPegs
+
+    rng = random.Random(seed)
+    cfg = boardconfig.load(SHOVE)
+    cmap = boardconfig.chain_map(cfg)
+    for active in (1, 0):
+        state = [rng.getrandbits(27), rng.getrandbits(27)]
+        chain = ShiftChain(cmap, active, state)
+        a, b = [0, 0], [0, 0]
+        SpiPegs(chain, chain.load, cmap, 1 - active).scan_into(a)
+        Pegs(chain.load, chain.clock, chain.data, cmap, 1 - active).scan_into(b)
+        assert a == b == state
 
 
 def test_esp32_board_without_its_display_still_plays(fake_machine, tmp_path):

@@ -64,7 +64,7 @@ def test_moving_a_button_makes_the_check_fail(tmp_path):
 
 
 @pytest.mark.parametrize("change, stale", [
-    (lambda raw: raw["pegs"].update(load=27), {"pinmap.md", "wiring.svg"}),
+    (lambda raw: raw["pegs"].update(latch=27), {"pinmap.md", "wiring.svg"}),
     (lambda raw: raw["pegs"].update(order="bed-side-hole"), {"pinmap.md"}),
     (lambda raw: raw["buttons"]["void"].update(note="a new note"),
      {"pinmap.md", "wiring.svg"}),

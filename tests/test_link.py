@@ -116,13 +116,13 @@ def replies(out):
 def test_partial_merged_and_garbage_input():
     link, h, out = board()
     stream = (b"\x00\xffgarbage\r\n>>> \r\nMicroPython v1.24.1\r\n" + cmd(1, "hello").encode()
-              + cmd(2, "state").encode() + b"~c1 3 state {} deadbeef\n" + b"\n\r\n"
+              + cmd(2, "state").encode() + b"~c2 3 state {} deadbeef\n" + b"\n\r\n"
               + cmd(4, "hello").encode()[:10])
     for i in range(0, len(stream), 3):
         link.feed(stream[i:i + 3])
     assert [r[1:] for r in replies(out)] == [
         ("ok", {"id": 1, "result": {"firmware": "0.1.0", "game": "five-pins", "board": "bench",
-                                    "last_seq": 5, "protocol": 1, "test_mode": False}}),
+                                    "last_seq": 5, "protocol": 2, "test_mode": False}}),
         ("ok", {"id": 2, "result": {"game": "five-pins", "state": {"scores": [0, 0], "next": 0},
                                     "last_seq": 5}})]
     link.feed(cmd(4, "hello")[10:])  # the rest of the last command, as a str
@@ -147,7 +147,7 @@ def test_exactly_one_reply_per_command_whatever_happens():
     assert [r[2]["id"] for r in got] == [100 + i for i in range(len(sent))]
     recs = [r for r in replies(out) if r[1] == "rec"]
     assert [r[2]["seq"] for r in recs] == [1, 2, 3, 4]  # after undo: seq 5 is gone
-    assert got[4][2]["result"] == {"last": 4, "count": 4}
+    assert got[4][2]["result"] == {"last": 4, "count": 4, "records": 4}
     assert [r[1] for r in got[-4:]] == ["ok", "ok", "ok", "err"]
     assert got[-1][2] == {"id": 116, "code": "refused", "error": "nothing to undo"}
 
@@ -248,7 +248,7 @@ def test_hello_reports_protocol_and_test_mode_even_without_a_handler_method():
     link, h, out = board(test_mode=True, handler=object())
     link.feed(cmd(1, "hello") + cmd(2, "state"))
     (_, _, a), (_, _, b) = replies(out)
-    assert a["result"] == {"protocol": 1, "test_mode": True}
+    assert a["result"] == {"protocol": 2, "test_mode": True}
     assert b["code"] == "unsupported" and "does not implement state" in b["error"]
 
 
@@ -273,11 +273,11 @@ def test_journal_streams_records_then_ok():
     got = replies(out)
     assert [(t, p.get("seq")) for _, t, p in got] == [("rec", 3), ("rec", 4), ("rec", 5),
                                                      ("ok", None)]
-    assert got[-1][2] == {"id": 5, "result": {"last": 5, "count": 3}}
+    assert got[-1][2] == {"id": 5, "result": {"last": 5, "count": 3, "records": 3}}
     assert [n for n, _, _ in got] == [0, 1, 2, 3]
     out.clear()
     link.feed(cmd(6, "journal", {"after": 9}))
-    assert replies(out)[0][2] == {"id": 6, "result": {"last": 9, "count": 0}}
+    assert replies(out)[0][2] == {"id": 6, "result": {"last": 9, "count": 0, "records": 0}}
 
 
 def test_journal_record_too_long_for_a_frame_stops_the_stream_with_an_error():
@@ -316,12 +316,12 @@ def test_too_long_reply_becomes_an_err():
 
 def test_other_versions_and_echoes():
     link, h, out = board()
-    link.feed(frames.encode(3, "hello", {}, version=2))
+    link.feed(frames.encode(3, "hello", {}, version=1))
     link.feed(frames.encode(4, "ok", {"id": 4, "result": {}}))  # an echo of our own frame
     link.feed(frames.encode(5, "rec", {"seq": 1}))
     (_, typ, payload), = replies(out)
     assert typ == "err" and payload["id"] == 3 and payload["code"] == "version"
-    assert payload["protocol"] == 1 and "speaks serial protocol v1, the command was v2" in \
+    assert payload["protocol"] == 2 and "speaks serial protocol v2, the command was v1" in \
         payload["error"]
     s = link.stats()
     assert (s["version"], s["ignored"], s["frames_in"]) == (1, 2, 0)
@@ -340,7 +340,7 @@ def test_emit_numbers_every_frame_and_checks_types():
         link.emit("event", {"x": "y" * 2000})
     assert link.emit("event", {"kind": "press"}) == 4
     got = replies(out)
-    assert got[0] == (0, "boot", {"firmware": "0.1.0", "protocol": 1, "test_mode": True})
+    assert got[0] == (0, "boot", {"firmware": "0.1.0", "protocol": 2, "test_mode": True})
     assert [n for n, _, _ in got] == [0, 1, 2, 3, 4]
     assert link.stats()["frames_out"] == 5
 
@@ -349,11 +349,11 @@ def test_emit_numbers_every_frame_and_checks_types():
 
 def link_stream():
     parts = [b">>> \r\n", cmd(11, "hello").encode()[:7], cmd(11, "hello").encode()[7:],
-             b"garbage \xff\r\n", b"~c1 12 state {} 00000000\n",
+             b"garbage \xff\r\n", b"~c2 12 state {} 00000000\n",
              cmd(13, "undo").encode() + cmd(13, "undo").encode() + cmd(14, "undo").encode(),
              cmd(15, "journal", {"after": 1}).encode(), cmd(16, "zap").encode(),
              cmd(17, "inject", {"events": [{"t": 0, "line": "pin.C", "v": 1}]}).encode(),
-             cmd(18, "state", {"x": "é"}).encode(), frames.encode(19, "hello", {}, 2).encode(),
+             cmd(18, "state", {"x": "é"}).encode(), frames.encode(19, "hello", {}, 1).encode(),
              cmd(20, "undo").encode(), cmd(21, "undo").encode(), cmd(22, "undo").encode()]
     return [binascii.hexlify(p).decode() for p in parts]
 
@@ -464,7 +464,7 @@ def test_request_and_unsolicited_frames_over_a_pty(pty_board):
     b, bl = pty_board(test_mode=True)
     info = bl.hello()
     assert info == {"firmware": "0.1.0", "game": "five-pins", "board": "bench",
-                    "last_seq": 5, "protocol": 1, "test_mode": True}
+                    "last_seq": 5, "protocol": 2, "test_mode": True}
     assert bl.request("new", {"game": "five-pins", "players": ["Zoë", "Bob"]}) == \
         {"game_no": 2, "seq": 6}
     b.emit("state", {"scores": [3, 0]})
@@ -514,7 +514,7 @@ def test_corrupt_frames_on_the_wire_both_ways(pty_board):
 
     b, bl = pty_board(to_host=to_host, to_board=to_board)
     b.emit("boot", {"firmware": "0.1.0"})
-    b.raw(b"~c1 77 rec {\"seq\":1} 00000000\r\nnoise\r\n")
+    b.raw(b"~c2 77 rec {\"seq\":1} 00000000\r\nnoise\r\n")
     t0 = time.monotonic()
     assert bl.request("undo", timeout=1.5) == {"seq": 4}  # both damaged: resent, answered
     assert time.monotonic() - t0 >= 0.9
@@ -587,8 +587,8 @@ def test_a_port_that_echoes_our_commands_is_not_a_board():
 
 
 @pytest.mark.parametrize("version,words,hint", [
-    (2, "speaks serial protocol v2; this chalk speaks v1", "upgrade chalk"),
-    (0, "speaks serial protocol v0, older than this chalk's v1", "chalk deploy"),
+    (3, "speaks serial protocol v3; this chalk speaks v2", "upgrade chalk"),
+    (1, "speaks serial protocol v1, older than this chalk's v2", "chalk deploy"),
 ])
 def test_a_board_of_another_protocol_version_is_named(pty_board, version, words, hint):
     b, bl = pty_board(deaf=True)
@@ -603,7 +603,7 @@ def test_connect_resolves_opens_and_says_hello(monkeypatch):
     try:
         monkeypatch.setenv("CHALK_PORT", b.path)
         with host.connect() as bl:
-            assert bl.info["protocol"] == 1 and bl.port == b.path
+            assert bl.info["protocol"] == 2 and bl.port == b.path
     finally:
         b.close()
 

@@ -122,7 +122,17 @@ class Pad:
         return self.app.game.state()
 
     def actions(self):
-        return [p for k, p in self.sent if k == "rec" and "a" in p]
+        # protocol 2: an action that packs is sent as one compact `a` frame (code + state)
+        from scoreboard import pack
+
+        out = []
+        for k, p in self.sent:
+            if k == "rec" and "a" in p:
+                out.append(p)
+            elif k == "a":
+                a = {"a": "undo"} if p["code"] == pack.UNDO else self.app.game.decode(p["code"])
+                out.append(dict(a, seq=p["seq"], t=p["t"]))
+        return out
 
 
 def test_texas_42_hand_shown_then_scored(tmp_path):

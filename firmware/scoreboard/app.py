@@ -170,7 +170,7 @@ class App:
         if self.game is None and not self._resume_header(self.journal.header()):
             return
         try:
-            self.game.apply(action)
+            self.game.push(self.game.prepare(action))  # no state dict per action at boot
         except RuleError as e:
             # A journal written by other rules: actions appended after this one would be lost
             # at the next boot too, so this game is closed and a new one starts.
@@ -283,8 +283,18 @@ class App:
         self.last = _describe(rec)
         out = dict(rec)
         out["seq"] = seq
-        self.emit("rec", out)
-        self.emit("state", {"seq": seq, "state": state})
+        # One compact `a` frame when the record packs (pack.pack_action), else rec + state.
+        # (Imported here: the link has it loaded on a board; the app alone need not hold it.)
+        from . import pack
+
+        code = pack.pack_action(self.game, out)
+        try:
+            if code is None:
+                raise ValueError
+            self.emit("a", {"seq": seq, "t": out["t"], "code": code, "state": state})
+        except ValueError:  # no compact form (a state value with "," or a space): as JSON
+            self.emit("rec", out)
+            self.emit("state", {"seq": seq, "state": state})
         self.referee.changed()
         self.dirty = True
         return True
@@ -447,6 +457,7 @@ class App:
     def hello(self):
         st = self.journal.stats()
         out = {"firmware": FIRMWARE_VERSION, "game": self.game_id, "board": self.cfg["board"],
+               "config": self.game.config if self.game is not None else None,
                "device": self.board.device_id,
                "test_mode": self.test_mode, "last_seq": st["last_seq"],
                "game_no": st["game_no"]}

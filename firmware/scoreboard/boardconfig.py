@@ -114,7 +114,13 @@ _TOP = ("board", "description", "game", "game_config", "buttons", "pins", "pegs"
         "display", "timings", "link", "pockets", "pocket_sensing")
 _KEYPAD = ("rows", "cols", "keys", "pull", "strapping_ok")
 _SWITCH = ("pin", "pull", "active", "strapping_ok", "note")
-_PEGS = ("driver", "load", "clock", "data", "chips", "order", "map", "active", "strapping_ok")
+_PEGS = ("driver", "load", "clock", "data", "chips", "order", "map", "active", "strapping_ok",
+         "latch", "sck", "miso", "mosi", "spi", "baud")
+# The SPI driver's names for the chain's three wires (SH/LD, CLK, QH), and the bus's MOSI
+# output, which the 74HC165 does not use but the ESP32's SPI peripheral drives: by default the
+# bus's own MOSI pin (SPI 1: GPIO 13, SPI 2: GPIO 23), left unconnected.
+_SPI_WIRES = (("latch", "load", "out"), ("sck", "clock", "out"), ("miso", "data", "in"))
+_SPI_MOSI = {1: 13, 2: 23}
 _SSD1306 = ("driver", "sda", "scl", "addr", "freq", "contrast", "flip", "strapping_ok")
 _PULLS = ("up", "down", "none")
 
@@ -298,7 +304,7 @@ def _pins(value, game):
 def _pegs(value):
     pegs = _obj(value, "pegs")
     _check_keys(pegs, _PEGS, "pegs")
-    _str(_require(pegs, "driver", "pegs"), "pegs.driver", ("74hc165",))
+    driver = _str(_require(pegs, "driver", "pegs"), "pegs.driver", ("spi", "74hc165"))
     chips = _int(pegs.get("chips", 7), "pegs.chips", 7, 16)
     order = _str(pegs.get("order", "side-bed-hole"), "pegs.order", PEG_ORDERS)
     active = pegs.get("active", 1)
@@ -306,12 +312,36 @@ def _pegs(value):
         raise BoardConfigError("pegs.active must be 1 (a peg in its hole reads high) or 0 (reads "
                                "low), not %s" % _q(active), "pegs.active")
     ok = _bool(pegs.get("strapping_ok", False), "pegs.strapping_ok")
-    out = {"driver": "74hc165", "chips": chips, "order": order, "active": active,
+    out = {"driver": driver, "chips": chips, "order": order, "active": active,
            "strapping_ok": ok}
-    for key, direction in (("load", "out"), ("clock", "out"), ("data", "in")):
-        gpio = _require(pegs, key, "pegs")
-        _check_gpio("pegs." + key, gpio, direction, "none", ok)
-        out[key] = gpio
+    if driver == "spi":
+        # machine.SPI reads the chain in one call; the wires keep their bit-banged names too
+        # (load, clock, data), which the wiring docs and the simulated chain use.
+        for key, other in (("load", "latch"), ("clock", "sck"), ("data", "miso")):
+            if key in pegs and pegs[key] != pegs.get(other):  # (a loaded config has both)
+                raise BoardConfigError("pegs.%s belongs to the bit-banged driver \"74hc165\"; "
+                                       "with \"spi\" the wire is pegs.%s" % (key, other),
+                                       "pegs." + key)
+        for key, alias, direction in _SPI_WIRES:
+            gpio = _require(pegs, key, "pegs")
+            _check_gpio("pegs." + key, gpio, direction, "none", ok)
+            out[key] = gpio
+            out[alias] = gpio
+        bus = _int(pegs.get("spi", 2), "pegs.spi", 1, 2)
+        out["spi"] = bus
+        out["baud"] = _int(pegs.get("baud", 1000000), "pegs.baud", 10000, 10000000)
+        mosi = pegs.get("mosi", _SPI_MOSI[bus])
+        _check_gpio("pegs.mosi", mosi, "out", "none", ok)
+        out["mosi"] = mosi
+    else:
+        for key in ("latch", "sck", "miso", "mosi", "spi", "baud"):
+            if key in pegs:
+                raise BoardConfigError("pegs.%s is read only with \"driver\": \"spi\"" % key,
+                                       "pegs." + key)
+        for key, direction in (("load", "out"), ("clock", "out"), ("data", "in")):
+            gpio = _require(pegs, key, "pegs")
+            _check_gpio("pegs." + key, gpio, direction, "none", ok)
+            out[key] = gpio
     if order == "custom":
         out["map"] = _peg_map(_require(pegs, "map", "pegs", " (a list naming the peg on each "
                                                             "bit of the chain)"), chips)
@@ -703,13 +733,23 @@ def _uses(cfg):
                          "pockets.%s.colour" % key))
     if "pegs" in cfg:
         p = cfg["pegs"]
+        spi = p["driver"] == "spi"
         rows.append((p["load"], "pegs.load", "out", "none",
-                     "74HC165 SH/LD (pin 1) of every chip: low loads the holes", "pegs.load"))
+                     "74HC165 SH/LD (pin 1) of every chip: low loads the holes"
+                     + ("; the latch, pulsed before each SPI read" if spi else ""),
+                     "pegs.latch" if spi else "pegs.load"))
         rows.append((p["clock"], "pegs.clock", "out", "none",
-                     "74HC165 CLK (pin 2) of every chip; CLK INH (pin 15) to GND", "pegs.clock"))
+                     "74HC165 CLK (pin 2) of every chip; CLK INH (pin 15) to GND"
+                     + ("; SPI %d SCK" % p["spi"] if spi else ""),
+                     "pegs.sck" if spi else "pegs.clock"))
         rows.append((p["data"], "pegs.data", "in", "none",
-                     "74HC165 QH (pin 9) of the first chip; each QH feeds the next chip's SER",
-                     "pegs.data"))
+                     "74HC165 QH (pin 9) of the first chip; each QH feeds the next chip's SER"
+                     + ("; SPI %d MISO" % p["spi"] if spi else ""),
+                     "pegs.miso" if spi else "pegs.data"))
+        if spi:
+            rows.append((p["mosi"], "pegs.mosi", "out", "none",
+                         "SPI %d MOSI: driven by the bus, not connected (the 74HC165 takes no "
+                         "data)" % p["spi"], "pegs.mosi"))
     if "keypad" in cfg:
         k = cfg["keypad"]
         n = KEYPAD_COLS

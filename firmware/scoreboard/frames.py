@@ -2,12 +2,17 @@
 #
 # A frame is one text line a person can read in any serial monitor:
 #
-#     ~c1 42 rec {"a":"turn","beds":[0,1,0,0,0,0,0,0,0],"seq":17,"side":0,"t":8123} c911a231
+#     ~c2 42 rec {"a":"turn","beds":[0,1,0,0,0,0,0,0,0],"seq":17,"side":0,"t":8123} c911a231
 #     |   |  |   |                                                                  |
 #     |   |  |   payload: a JSON object, compact, keys sorted            CRC32 of all before
 #     |   |  type: [a-z][a-z0-9_]*, at most 16 characters                  the space, %08x
 #     |   frame number: decimal, 0..999999999, no leading zero
 #     marker "~c" and protocol version
+#
+# Version 2 adds two compact types whose payload is short text instead of JSON: `a`, one live
+# action with the state after it (`17 8123 417 n,0,1,12.7,1,00,~`), and `r`, a block of journal
+# records packed as binary in base64 (`five-pins 18 AQL0EgEB...`). A record goes compact only
+# when the game's rules give it back exactly (see pack_action); anything else stays JSON.
 #
 # The marker starts the line: nothing MicroPython's REPL prints does ("~" is not a Python token
 # a traceback or prompt begins with), so frames and REPL output share the port. A line without
@@ -21,7 +26,7 @@
 import binascii
 import json
 
-VERSION = 1
+VERSION = 2
 MARKER = "~c"
 MAX_LINE = 1024  # bytes of a frame line, without its line terminator
 MAX_N = 999999999  # frame numbers (and command ids) wrap from here to 0
@@ -99,25 +104,30 @@ def _dump(obj, out, depth):
     elif depth >= _MAX_DEPTH:
         raise ValueError("payload nested deeper than %d" % _MAX_DEPTH)
     elif t is dict:
-        out.append("{")
+        # Each container is joined into one string as it is finished: no fragment list grows
+        # beyond one container's, so a big reply needs no large contiguous block of a board's
+        # fragmented heap (only the line itself).
+        part = ["{"]
         first = True
         for k in sorted(obj):
             if type(k) is not str:
                 raise ValueError("payload keys must be strings, not %r" % (k,))
             if not first:
-                out.append(",")
+                part.append(",")
             first = False
-            _str(k, out)
-            out.append(":")
-            _dump(obj[k], out, depth + 1)
-        out.append("}")
+            _str(k, part)
+            part.append(":")
+            _dump(obj[k], part, depth + 1)
+        part.append("}")
+        out.append("".join(part))
     elif t is list or t is tuple:
-        out.append("[")
+        part = ["["]
         for i in range(len(obj)):
             if i:
-                out.append(",")
-            _dump(obj[i], out, depth + 1)
-        out.append("]")
+                part.append(",")
+            _dump(obj[i], part, depth + 1)
+        part.append("]")
+        out.append("".join(part))
     else:
         raise ValueError("cannot put %s in a frame" % t.__name__)
 
@@ -139,7 +149,8 @@ def _type_ok(typ):
 
 
 def encode(n, typ, payload, version=VERSION):
-    """One frame line, "\\n" included, as a str. `payload` must be a dict.
+    """One frame line, "\\n" included, as a str. `payload` must be a dict (or, for the compact
+    types `a` and `r` of version 2, the dict their encoder takes, or their text).
 
     Raises FrameTooLong if it would exceed MAX_LINE bytes, ValueError for anything else that
     cannot be a frame (a bad type name, a frame number out of range, a non-JSON value)."""
@@ -147,10 +158,19 @@ def encode(n, typ, payload, version=VERSION):
         raise ValueError("frame number must be 0..%d, not %r" % (MAX_N, n))
     if type(typ) is not str or not _type_ok(typ):
         raise ValueError("bad frame type %r" % (typ,))
-    if type(payload) is not dict:
-        raise ValueError("a frame payload must be a dict")
     out = [MARKER, str(version), " ", str(n), " ", typ, " "]
-    _dump(payload, out, 0)
+    if typ in COMPACT and version >= 2:
+        if type(payload) is not str:
+            from . import pack  # the compact encoder, loaded on a board's first action
+
+            payload = pack.action_text(payload) if typ == "a" else pack.block_text(payload)
+        if not _text_ok(payload):
+            raise ValueError("bad %s frame text %r" % (typ, payload[:40]))
+        out.append(payload)
+    elif type(payload) is not dict:
+        raise ValueError("a frame payload must be a dict")
+    else:
+        _dump(payload, out, 0)
     body = "".join(out)
     # Bytes are only needed for CPython's crc32, or to measure a str that might be too long.
     if _CRC_STR and len(body) * 4 <= MAX_LINE - 9:
@@ -229,6 +249,10 @@ def decode(line):
         raise Corrupt("not UTF-8")
     if not _type_ok(typ):
         raise Corrupt("malformed type")
+    if typ in COMPACT:
+        if not _text_ok(text):
+            raise Corrupt("malformed %s text" % typ)
+        return n, typ, text
     if text[:1] != "{":
         raise Corrupt("payload is not a JSON object")
     try:
@@ -243,6 +267,34 @@ def decode(line):
 def next_n(n):
     """The frame number after n (they wrap from MAX_N to 0)."""
     return 0 if n >= MAX_N else n + 1
+
+
+# -- compact frames (version 2) ---------------------------------------------------------------
+#
+# `a`: SEQ T CODE STATE -- the journal seq and t (ms) of an action, its code as the game's rules
+# pack it (Game.encode), and the state after it: the values of the state dict in sorted key
+# order, joined by ",". A value is written as: an int in decimal; None as "~"; True/False as
+# "y"/"n"; a list of ints as its digits when every one is 0..9, trailing zeros left out ("12"
+# for [1,2,0,0], "" for [0,0]), else dotted ("12.7", "12." for one); an empty list as "."; a
+# list of lists as those joined by "/"; anything else as compact JSON. The reader needs the
+# game's rules for the action and the shape of its state (Unpacker): lists of digits are padded
+# to the length they have in the game's initial state.
+#
+# `r`: GAME SEQ0 DATA -- journal records SEQ0, SEQ0+1, ... of one game, each two unsigned LEB128
+# varints, the zigzag of t minus the previous record's t (0 before the first) and the code, the
+# bytes in base64. Headers, ends and records that do not pack travel as JSON `rec` frames.
+#
+# Writing them is scoreboard/pack.py; reading them back (host only, so the board does not carry
+# the code) is chalk/compact.py.
+
+COMPACT = ("a", "r")
+def _text_ok(text):
+    if type(text) is not str or not text or text[0] == "{" or len(text) > MAX_LINE:
+        return False
+    for c in text:
+        if not " " <= c <= "~":
+            return False
+    return True
 
 
 # -- lines -----------------------------------------------------------------------------------

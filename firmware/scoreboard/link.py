@@ -133,10 +133,10 @@ TEST_ONLY = ("inject", "act")
 # resending after a lost reply) gets the same reply again instead of being carried out twice.
 _ONCE = ("new", "undo", "ack", "clock", "inject", "act", "service", "record")
 # What the board sends on its own. `state` is also a command (the direction tells them apart).
-EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "beat", "line")
+EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "beat", "line", "a")
 # Frames only a board sends: one arriving here is an echo of our own, never answered (answering
 # would ping-pong forever on a port that echoes).
-_OWN = ("ok", "err", "rec", "warn", "event", "boot", "beat", "line")
+_OWN = ("ok", "err", "rec", "warn", "event", "boot", "beat", "line", "a", "r")
 
 
 _OUT_MAX = 4096  # characters of frames waiting for the wire (beyond: unsolicited frames dropped)
@@ -387,7 +387,7 @@ class Link:
             if cmd == "journal":
                 want = checked["want"]
                 self._stream = [cid, fn(checked), checked["after"], checked["after"], 0,
-                                int(str(want), 16) if want else 0]
+                                int(str(want), 16) if want else 0, 0]
                 if self.budget is None:
                     self.pump()
                 return None
@@ -420,7 +420,13 @@ class Link:
         reply = None
         try:
             rec = next(records)
-            seq = rec.get("seq") if type(rec) is dict else None
+            if type(rec) is not dict:  # a pack.Block: records packed for an `r` frame
+                self._send("r", rec)
+                st[3] = rec.last
+                st[4] += 1
+                st[6] += len(rec)
+                return
+            seq = rec.get("seq")
             if type(seq) is not int:
                 reply = ("internal", "journal record without a seq", None)
             elif st[5] and not st[5] >> (seq - st[2] - 1):
@@ -432,6 +438,7 @@ class Link:
                     self._send("rec", rec)
                     st[3] = seq
                     st[4] += 1
+                    st[6] += 1
                     return
                 except frames.FrameTooLong as e:
                     reply = ("too_long", "journal record seq %d does not fit in a frame: %s"
@@ -447,7 +454,7 @@ class Link:
         if close is not None:
             close()
         if reply is None:
-            self._ok(cid, {"last": st[3], "count": st[4]})
+            self._ok(cid, {"last": st[3], "count": st[4], "records": st[6]})
         elif type(reply) is tuple:
             self._err(cid, reply[0], reply[1], reply[2])
         else:

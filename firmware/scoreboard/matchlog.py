@@ -263,11 +263,23 @@ def replay_lines(lines, on_step=None):
 
 
 def _apply(game, n, rec, on_step):
-    from .rules import RuleError
+    global _RuleError
+    if _RuleError is None:
+        from .rules import RuleError
 
+        _RuleError = RuleError
     try:
+        if on_step is None:
+            # No state dict per action (one at the end), and the record itself becomes the
+            # action: nobody else sees it.
+            rec.pop("seq", None)
+            rec.pop("t", None)
+            game.push(game.prepare(rec))
+            return
         state = game.apply(strip_meta(rec))
-    except RuleError as e:
+    except _RuleError as e:
         raise LineError(n, e.rule, str(e))
-    if on_step is not None:
-        on_step(n, rec, state)
+    on_step(n, rec, state)
+
+
+_RuleError = None  # rules.RuleError, imported on first use (writing a log needs no rules)

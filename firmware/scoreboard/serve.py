@@ -12,6 +12,7 @@ import gc
 import select
 import sys
 
+from . import pack
 from .app import App
 from .link import Link, Refused
 from .rules import ConfigError, RuleError
@@ -61,7 +62,10 @@ class Handler:
         return self.app.signed_head()
 
     def cmd_journal(self, args):
-        return journal_records(self.app.journal, args["after"])
+        app = self.app
+        want = args.get("want")
+        return journal_records(app.journal, args["after"], app.game, app.game_id,
+                               int(str(want), 16) if want else 0)
 
     def cmd_ack(self, args):
         try:
@@ -125,18 +129,54 @@ def _kind(k):
     raise Refused("unknown input event kind %r" % (k,))
 
 
-def journal_records(journal, after):
+def _game_first(journal):
+    """The seq of the game in progress' first record (its header), or None."""
+    from .journal import _FIRST, _W
+
+    t = journal._t
+    if not journal._open or not t:
+        return None
+    return t[len(t) - _W + _FIRST] or None
+
+
+def journal_records(journal, after, game=None, game_id=None, want=0):
     """The journal as link `rec` payloads: actions like match-log lines, headers and ends
-    under their own key."""
+    under their own key. With the rules of the game in progress (`game`), its actions that
+    pack (pack.pack_action) come as pack.Block runs instead, for compact `r` frames. `want`
+    (journal's bitmap, bit i for seq after + 1 + i; 0: all): only those seqs, none past the
+    highest bit, so a block never carries a record the host did not ask for."""
+    first = _game_first(journal) if game is not None else None
+    block = None
     for seq, kind, payload in journal.records_after(after):
+        if want:
+            bits = want >> (seq - after - 1)
+            if not bits:
+                break  # past the highest seq asked for
+            if not bits & 1:
+                continue  # one the host has: the block in hand ends at the next add
         if kind == "A":
             rec = dict(payload)
             rec["seq"] = seq  # the journal's number, whatever the payload carries
+            if first is not None and seq > first:
+                code = pack.pack_action(game, rec)
+                if code is not None:
+                    if block is not None and block.add(seq, rec["t"], code):
+                        continue
+                    if block is not None:
+                        yield block
+                    block = pack.Block(game_id, seq)
+                    block.add(seq, rec["t"], code)
+                    continue
         elif kind == "H":
             rec = {"seq": seq, "type": "H", "header": payload}
         else:
             rec = {"seq": seq, "type": "E", "end": payload}
+        if block is not None:
+            yield block
+            block = None
         yield rec
+    if block is not None:
+        yield block
 
 
 class Stdin:

@@ -1143,7 +1143,11 @@ class Follower:
                 continue
             silent = 0
             pause = _RESEND
-            last, count = result.get("last", held), result.get("count", 0)
+            # Judged on the records here by seq, never on frames: `count` is the stream's
+            # frames, and one `r` frame carries a run of records (protocol 2); `records` is
+            # how many records the board sent (a board without it sends one frame a record).
+            last = result.get("last", held)
+            count = result.get("records", result.get("count", 0))
             if wanted:
                 got = [s for s in wanted if s in self._buffer]
                 if len(got) >= count:

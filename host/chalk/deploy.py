@@ -192,7 +192,13 @@ def _prepare_script(files, need_config):
     return "\n".join([
         "import os",
         "def _chalk_walk(d, keep, dirs):",
-        "    for e in list(os.ilistdir(d)):",
+        "    try:",
+        "        es = list(os.ilistdir(d))",
+        "    except OSError as e:",
+        "        if e.args[0] == 2:",  # ENOENT: nothing there yet (the package goes to ROMFS)
+        "            return",
+        "        raise",
+        "    for e in es:",
         "        p = d + '/' + e[0]",
         "        if e[1] == 0x4000:",
         "            _chalk_walk(p, keep, dirs)",
@@ -215,14 +221,40 @@ def _prepare_script(files, need_config):
     ])
 
 
-def mpremote_command(port, files, need_config=False):
+def mpremote_command(port, files, need_config=False, romfs_dir=None):
     """One mpremote run: prepare the filesystem, then copy every file. `resume`: no soft reset
-    on connecting (on the simulated board that would end the micropython process)."""
+    on connecting (on the simulated board that would end the micropython process). With
+    `romfs_dir`, that directory goes into the board's ROMFS partition as one image (its .mpy
+    files as they are) and `files` are only what stays on the filesystem."""
     cmd = [sys.executable, "-m", "mpremote", "connect", port, "resume",
            "exec", _prepare_script(files, need_config)]
+    if romfs_dir is not None:
+        cmd += ["+", "romfs", "--no-mpy", "deploy", str(romfs_dir)]
     for local, remote in files:
         cmd += ["+", "fs", "cp", str(local), ":" + remote]
     return cmd
+
+
+_ROMFS_QUERY = ("import vfs\nprint('chalk-romfs', hasattr(vfs, 'rom_ioctl') and "
+                "vfs.rom_ioctl(1) or 0)")
+
+
+def romfs_partitions(port):
+    """How many ROMFS partitions the board's MicroPython has (0: no ROMFS: an ESP32_GENERIC
+    image before 1.25, or one built without it). The app must be stopped (at the REPL)."""
+    cmd = [sys.executable, "-m", "mpremote", "connect", port, "resume", "exec", _ROMFS_QUERY]
+    code, lines = _stream(cmd, None, idle=30, what="mpremote")
+    for ln in lines:
+        if ln.startswith("chalk-romfs "):
+            try:
+                return int(ln.split()[1])
+            except ValueError:
+                return 0
+    if code != 0:
+        raise ChalkError("mpremote failed on %s: %s" % (port, _failure_line(lines)),
+                         "is another program using the port (a serial monitor, chalk watch)? "
+                         "close it; else unplug and replug the board and try again")
+    return 0
 
 
 def stop_app(port, timeout=5.0):
@@ -301,13 +333,17 @@ def reset_and_wait(port, timeout=20.0):
 
 
 def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
-           stage_dir=None, keys=None):
+           stage_dir=None, keys=None, romfs=None):
     """Copy the app onto the board on `port`, reset it and return its hello.
 
     board_cfg: a board config path copied as /board.json (None keeps the board's own; a board
     without one is refused). mode: "mpy" (compiled for `arch`; None = portable bytecode) or
-    "source". out(line) gets the progress lines. keys: the key store (a path; None: the
-    default one) that keeps the new signing key written as /board.key."""
+    "source". romfs: None puts the bytecode in the board's ROMFS partition when its firmware
+    has one (executed in place from flash, as frozen code: far less RAM) and on the filesystem
+    otherwise; False: the filesystem always; True: ROMFS or an error. out(line) gets the
+    progress lines, the first saying which was done. keys: the key store (a path; None: the
+    default one) that keeps the new signing key written as /board.key (always on the
+    filesystem, never in the ROMFS image)."""
     from chalk.keys import KeyStore, new_key
 
     if board_cfg is not None:
@@ -331,9 +367,32 @@ def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
         with os.fdopen(fd, "w") as f:
             f.write(key.hex() + "\n")
         files.insert(len(files) - 1, (key_file, "board.key"))  # before main.py, still last
-        out("deploying %d files (%s) to %s" % (len(files), what, port))
         stop_app(port)
-        cmd = mpremote_command(port, files, need_config=board_cfg is None)
+        rom_dir = None
+        if mode == "mpy" and romfs is not False:
+            if romfs_partitions(port) > 0:
+                # The package goes into the ROMFS image (rom/lib/scoreboard: /rom/lib is on
+                # the board's sys.path); board.json and main.py stay on the filesystem, and
+                # the old /lib/scoreboard is removed (the prepare script keeps nothing there).
+                rom_dir = Path(stage_dir) / "rom"
+                (rom_dir / REMOTE_LIB).mkdir(parents=True, exist_ok=True)
+                shutil.move(str(Path(stage_dir) / REMOTE_LIB / build.PACKAGE),
+                            str(rom_dir / REMOTE_LIB / build.PACKAGE))
+                packed = len([f for f in files if f[1].startswith(REMOTE_LIB + "/")])
+                files = [f for f in files if not f[1].startswith(REMOTE_LIB + "/")]
+                out("deploying %d modules (%s) into the board's ROMFS partition, run in place "
+                    "from flash; %d files to the filesystem, on %s" % (packed, what, len(files),
+                                                                       port))
+            elif romfs:
+                raise ChalkError("the board on %s has no ROMFS partition" % port,
+                                 "flash a MicroPython image with one (1.25 or later), or "
+                                 "deploy without --romfs: .mpy files on the filesystem")
+        if rom_dir is None:
+            out("deploying %d files (%s) to the filesystem of %s%s" % (
+                len(files), what, port,
+                " (no ROMFS partition on this board)" if mode == "mpy" and romfs is not False
+                else ""))
+        cmd = mpremote_command(port, files, need_config=board_cfg is None, romfs_dir=rom_dir)
         by_local = {str(local): (i, remote) for i, (local, remote) in enumerate(files)}
         total = len(files)
         partial = [""]
@@ -356,6 +415,8 @@ def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
                     current[0] = by_local.get(line[3:].rsplit(" :", 1)[0])
                 elif line.startswith("Up to date: "):
                     done(" (unchanged)")
+                elif line.startswith("ROMFS image deployed"):
+                    out("ROMFS image written")
 
         code, lines = _stream(cmd, progress, idle=30, what="mpremote")
         if code == 0:

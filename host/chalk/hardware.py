@@ -223,7 +223,10 @@ def _rows(cfg):
     if pockets:
         groups.append(("pockets", pockets))
     if "pegs" in cfg:
-        groups.append(("pegs", [by_line["pegs." + k] for k in ("load", "clock", "data")]))
+        rows = [by_line["pegs." + k] for k in ("load", "clock", "data")]
+        if "pegs.mosi" in by_line:  # the SPI driver's MOSI: driven by the bus, not connected
+            rows.append(by_line["pegs.mosi"])
+        groups.append(("pegs", rows))
     if "keypad" in cfg:
         k = cfg["keypad"]
         groups.append(("keypad", [by_line["keypad.row%d" % (i + 1)] for i in range(len(k["rows"]))]
@@ -323,17 +326,30 @@ def pinmap_markdown(cfg, source):
         add("%d chips. Chip 1 is the one whose QH goes to the ESP32; chip %d is the far end."
             % (p["chips"], p["chips"]))
         add("")
+        spi = p["driver"] == "spi"
+        if spi:
+            add("Read by the ESP32's SPI %d peripheral (`machine.SPI`, mode 0, MSB first, %d Hz):"
+                " the latch pulse loads every chip, then one SPI read of %d bytes clocks the "
+                "whole chain in; chain bit 0 (chip 1's input H) arrives first, as bit 7 of the "
+                "first byte. (The bit-banged fallback, pegs driver `\"74hc165\"` with `load`, "
+                "`clock`, `data`, uses the same wires.)" % (p["spi"], p["baud"], p["chips"]))
+            add("")
+        names = ("latch", "sck", "miso") if spi else ("load", "clock", "data")
         add("| 74HC165 pin | connect to |")
         add("|---|---|")
-        add("| SH/LD (1), every chip | GPIO %d, %s: `pegs.load` |" % (p["load"],
-                                                                 _header(p["load"])))
-        add("| CLK (2), every chip | GPIO %d, %s: `pegs.clock` |" % (p["clock"],
-                                                                _header(p["clock"])))
-        add("| QH (9), chip 1 | GPIO %d, %s: `pegs.data` |" % (p["data"], _header(p["data"])))
+        add("| SH/LD (1), every chip | GPIO %d, %s: `pegs.%s`%s |" % (
+            p["load"], _header(p["load"]), names[0], " (latch)" if spi else ""))
+        add("| CLK (2), every chip | GPIO %d, %s: `pegs.%s`%s |" % (
+            p["clock"], _header(p["clock"]), names[1], " (SPI SCK)" if spi else ""))
+        add("| QH (9), chip 1 | GPIO %d, %s: `pegs.%s`%s |" % (
+            p["data"], _header(p["data"]), names[2], " (SPI MISO)" if spi else ""))
         add("| QH (9), chip k+1 | SER (10) of chip k |")
         add("| SER (10), chip %d | GND |" % p["chips"])
         add("| CLK INH (15), every chip | GND |")
         add("| /QH (7) | not connected |")
+        if spi:
+            add("| (none) | GPIO %d, %s: `pegs.mosi`, the SPI bus's MOSI: driven by the ESP32, "
+                "leave it unconnected |" % (p["mosi"], _header(p["mosi"])))
         add("| VCC (16), every chip | 3V3, %s (never 5 V: QH drives an ESP32 input) |"
             % POWER_3V3)
         add("| GND (8), every chip | GND, with a 100 nF ceramic capacitor from VCC (16) to GND "
@@ -678,7 +694,11 @@ def _draw_chain(svg, cfg, placed, span):
     x, width = _DEV_X, 400
     svg.rect(x, y0 - 24, width, y1 - y0 + 10, stroke=colour, fill="#f3fbf5")
     labels = {"pegs.load": "SH/LD (pin 1) of every chip", "pegs.clock": "CLK (pin 2) of every chip",
-              "pegs.data": "QH (pin 9) of chip 1"}
+              "pegs.data": "QH (pin 9) of chip 1", "pegs.mosi": "SPI MOSI: not connected"}
+    if p["driver"] == "spi":
+        labels["pegs.load"] += " (latch)"
+        labels["pegs.clock"] += " (SPI %d SCK)" % p["spi"]
+        labels["pegs.data"] += " (SPI MISO)"
     last = y0
     for group, row, wy in placed:
         if group == "pegs":

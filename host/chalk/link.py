@@ -15,6 +15,7 @@ import time
 import serial
 from serial.tools import list_ports
 
+from chalk import compact
 from chalk.errors import ChalkError
 from scoreboard import frames
 from scoreboard.link import COMMANDS, EMIT_TYPES
@@ -208,6 +209,7 @@ class BoardLink:
         if ser.timeout is None or ser.timeout > READ_TIMEOUT:
             ser.timeout = READ_TIMEOUT
         self._lines = frames.Lines()
+        self._unpack = compact.Unpacker()  # compact frames (v2) back into rec/state payloads
         # A fresh random id per session: a late reply to a previous session never matches.
         self._next_id = first_id if first_id is not None else random.randint(1, 10 ** 8)
         self._queue = collections.deque()
@@ -218,6 +220,7 @@ class BoardLink:
         self._fresh = True
         self.noise = collections.deque(maxlen=20)  # the last lines that were not frames
         self.info = None  # the board's hello result
+        self.on_line = None  # on_line(line bytes, [(type, payload)] or a reason): chalk watch --raw
         self.beat = None  # (time.monotonic(), payload) of the board's last heartbeat
         self.heard = None  # time.monotonic() of the last frame from the board
         self._counts = {"frames": 0, "corrupt": 0, "noise": 0, "lost": 0, "restarts": 0,
@@ -261,12 +264,16 @@ class BoardLink:
             f = frames.decode(line)
         except frames.WrongVersion as e:
             raise version_error(e.version, self.port)
-        except frames.Corrupt:
+        except frames.Corrupt as e:
             self._counts["corrupt"] += 1
+            if self.on_line:
+                self.on_line(line, "corrupt: %s" % e)
             return
         if f is None:
             self._counts["noise"] += 1
             self.noise.append(line.decode("utf-8", "replace"))
+            if self.on_line:
+                self.on_line(line, "not a frame")
             return
         n, typ, payload = f
         if typ in COMMANDS and typ not in EMIT_TYPES:  # our own command: a port that echoes
@@ -279,16 +286,37 @@ class BoardLink:
             return
         if typ == "boot":
             self.beat = None  # what the board said before it restarted no longer holds
+        if typ == "boot":
+            self._unpack.learn(payload.get("game"), payload.get("config"))
+        if typ in frames.COMPACT or typ == "rec":
+            try:
+                parts = self._unpack.expand(typ, payload)
+            except (ValueError, KeyError, IndexError, TypeError) as e:
+                self._counts["corrupt"] += 1
+                self.noise.append("unreadable %s frame %d: %s" % (typ, n, e))
+                if self.on_line:
+                    self.on_line(line, "unreadable: %s" % e)
+                return
+            if self.on_line:
+                self.on_line(line, parts)
+            for typ, payload in parts:
+                self._queue_frame(Frame(n, typ, payload))
+            return
+        if self.on_line:
+            self.on_line(line, [(typ, payload)])
         if typ in ("ok", "err"):
             if self._pending is not None and payload.get("id") == self._pending:
                 self._reply = Frame(n, typ, payload)
             else:
                 self._counts["stale"] += 1
             return
+        self._queue_frame(Frame(n, typ, payload))
+
+    def _queue_frame(self, frame):
         if len(self._queue) >= self._queue_max:
             self._queue.popleft()
             self._counts["overflow"] += 1
-        self._queue.append(Frame(n, typ, payload))
+        self._queue.append(frame)
 
     def _count(self, n, typ):
         self._counts["frames"] += 1
@@ -401,6 +429,7 @@ class BoardLink:
             v = info.get("protocol")
             raise version_error(v if type(v) is int else 0, self.port)
         self.info = info
+        self._unpack.learn(info.get("game"), info.get("config"))
         return info
 
     def journal_since(self, seq, timeout=5.0, attempts=4):

@@ -124,7 +124,7 @@ class Sim:
 
     def __init__(self, board="five-pins", flash=None, trace=None, test_mode=False, heap=SIM_HEAP,
                  install_firmware=True, log=None, baud=None, game=None, game_config=None,
-                 keys=None):
+                 keys=None, romfs=None):
         self.cfg_path = board_config(board)
         self.flash = Path(flash) if flash else default_flash(self.cfg_path.stem)
         self.trace = Path(trace).resolve() if trace else None
@@ -147,6 +147,7 @@ class Sim:
         # The key store to give the board a signing key from (chalk.keys), as `chalk deploy`
         # does for a real board; None: the board signs nothing (unless its flash has a key).
         self.keys = keys
+        self.romfs = romfs  # bytes of a ROMFS partition (chalk/simrom.py), None: none
         self._watchdog_s = _watchdog_s(self.cfg_path)
         self._bite = None  # time.monotonic() when the watchdog restarts a silent board
         self._wait = self._watchdog_s  # how long it waits from the last frame
@@ -181,6 +182,8 @@ class Sim:
 
     def _command(self):
         cmd = [micropython(), "-X", "heapsize=" + self.heap, "-i"]
+        if self.romfs:
+            cmd += [str(Path(__file__).with_name("simrom.py")), str(self.romfs)]
         if (self.flash / "main.py").exists():
             cmd += ["main.py", "board.json", "."]
             trace = self.trace if self.boots == 0 else None

@@ -5,11 +5,13 @@ score, who is on move, the last action and every warning (a peg mismatch, a stuc
 sensor, an action the rules refused). one_line() is the same on one line, for logs and pipes.
 """
 
+import json
 import sys
 import time
 
 from chalk import link
 from chalk.text import printable
+from scoreboard import frames
 
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: plain ANSI, any terminal has it
 
@@ -185,6 +187,17 @@ def one_line(status):
     return " | ".join(parts)
 
 
+def raw_line(line, parts):
+    """`chalk watch --raw`: a line as it came, then what it stands for (compact v2 frames
+    decoded into the rec/state JSON of protocol 1), or why it was not taken."""
+    text = line.decode("utf-8", "replace")
+    if type(parts) is str:
+        return "%s\n    (%s)" % (text, parts)
+    return "\n".join([text] + ["    %s %s" % (typ, json.dumps(payload, ensure_ascii=False,
+                                                                sort_keys=True))
+                                for typ, payload in parts])
+
+
 BEAT_LOST = 3.0  # seconds without a frame (the board sends one at least every second)
 
 
@@ -219,16 +232,19 @@ def not_scoring(board, now=None):
     return None
 
 
-def watch(port=None, once=False, out=None, tty=None, timeout=5.0, stop=None):
+def watch(port=None, once=False, out=None, tty=None, timeout=5.0, stop=None, raw=False):
     """Show the board's game, redrawn whenever the board reports a change, until Ctrl-C (or
     until `stop`, a threading.Event, is set).
 
     On a terminal the screen is redrawn in place; otherwise one line per change (with a time
     of day), so the output can be logged. A board that stops scoring (at the REPL, in the
     service view, silent) is shown as NOT SCORING, with why, within BEAT_LOST seconds.
-    `once`: show it once and return."""
+    `once`: show it once and return. `raw`: every line from the board as it came, each frame
+    decoded under it."""
     out = out or sys.stdout
     tty = out.isatty() if tty is None else tty
+    if raw:
+        return _watch_raw(port, out, timeout)
     with link.connect(port, timeout=timeout) as board:
         status = board.request("state", timeout=timeout)
         if once:
@@ -283,6 +299,24 @@ def watch(port=None, once=False, out=None, tty=None, timeout=5.0, stop=None):
                 restarted = False
                 shown_why = None
                 show(status, note)
+        except KeyboardInterrupt:
+            pass
+    return None
+
+
+def _watch_raw(port, out, timeout):
+    def show(line, parts):
+        out.write(raw_line(line, parts) + "\n")
+        out.flush()
+
+    with link.connect(port, timeout=timeout) as board:
+        board.on_line = show
+        out.write("watching %s raw (protocol %d); Ctrl-C to stop\n"
+                  % (board.port, frames.VERSION))
+        out.flush()
+        try:
+            for _ in board.frames():
+                pass
         except KeyboardInterrupt:
             pass
     return None

@@ -160,6 +160,17 @@ def _make_pegs(cfg):
     from .. import boardconfig
 
     p = cfg["pegs"]
+    if p["driver"] == "spi":
+        # Mode 0, MSB first: the bit on QH after the latch is read before the first rising
+        # edge shifts the chain (the 74HC165 changes QH ~20 ns after the edge, well after the
+        # ESP32 samples). MISO needs no pull: QH drives it push-pull.
+        spi = machine.SPI(p["spi"], baudrate=p["baud"], polarity=0, phase=0, bits=8,
+                          firstbit=machine.SPI.MSB, sck=Pin(p["sck"]), mosi=Pin(p["mosi"]),
+                          miso=Pin(p["miso"]))
+        latch = Pin(p["latch"], Pin.OUT, value=1)
+        from .spipegs import SpiPegs
+
+        return SpiPegs(spi, latch, boardconfig.chain_map(cfg), 1 - p["active"])
     load = Pin(p["load"], Pin.OUT, value=1)
     clock = Pin(p["clock"], Pin.OUT, value=0)
     # No pull: the line is driven push-pull by the first chip's QH.

@@ -132,6 +132,17 @@ class ShiftChain:
             return self._reg[self._pos]
         return 0  # SER of the last chip tied to GND
 
+    def readinto(self, buf):
+        """An SPI read in mode 0, MSB first, as machine.SPI does it: each bit is sampled from QH
+        at a rising clock edge, which then shifts the chain on."""
+        for k in range(len(buf)):
+            byte = 0
+            for _ in range(8):
+                byte = byte << 1 | self.data()
+                self.clock(1)
+                self.clock(0)
+            buf[k] = byte
+
 
 # -- display --------------------------------------------------------------------------------------
 
@@ -371,7 +382,12 @@ class SimBoard(Board):
             cmap = boardconfig.chain_map(cfg)
             active = cfg["pegs"]["active"]
             self.chain = ShiftChain(cmap, active, self.peg_state)
-            pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
+            if cfg["pegs"]["driver"] == "spi":
+                from .spipegs import SpiPegs
+
+                pegs = SpiPegs(self.chain, self.chain.load, cmap, 1 - active)
+            else:
+                pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
         super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
         self.matrix = None
         self._nkeys = 0

@@ -5,7 +5,8 @@
 # action. Runs unchanged on MicroPython and CPython, so it uses only the subset both share.
 #
 # Memory: a board keeps a whole match in RAM, so each applied action is stored as one small int
-# (the game's `encode`), not as the action dict; undo refolds those ints from the initial state.
+# (the game's `encode`), not as the action dict, in fixed blocks that also keep a checkpoint of
+# the state every block (see Codes): undo refolds at most one block, boot is one pass.
 # The state itself is a flat list of ints (indices are per-game constants), so copying it for an
 # all-or-nothing step is one short list copy.
 
@@ -80,26 +81,64 @@ def side_of(action, key, rule, count=2):
 class Codes:
     """The encoded actions of a game, in fixed blocks of ints: a long match grows by one small
     block at a time, never by reallocating one ever larger list, which a fragmented heap of a
-    board may not have room for (a 1,000-action game would need one 4 KB block)."""
+    board may not have room for (a 1,000-action game would need one 4 KB block).
+
+    With `width` (the length of the game's state list), each block also keeps a checkpoint: the
+    state before its first action, written into the block's tail when that action is appended.
+    Going back to any point then refolds at most one block of actions from the nearest
+    checkpoint, so an undo costs the same at action 10,000 as at action 100 and a journal with
+    undos boots in one pass. A state that does not fit 32-bit ints is kept as a list instead."""
 
     _BLOCK = 128
 
-    def __init__(self):
+    def __init__(self, width=0):
+        self._w = width
         self._blocks = []
+        self._marks = []  # per block: None (checkpoint in the block's tail) or a list copy
         self._n = 0
 
-    def append(self, code):
-        b, i = divmod(self._n, self._BLOCK)
-        if b == len(self._blocks):
-            self._blocks.append(array("i", bytes(4 * self._BLOCK)))
+    def append(self, code, state=None):
+        """Add a code; `state` is the state before it (the checkpoint when a block starts)."""
+        n = self._n
+        K = self._BLOCK
+        b = n // K
+        i = n - b * K
+        if i == 0:
+            if b == len(self._blocks):
+                self._blocks.append(array("i", bytes(4 * (K + self._w))))
+                self._marks.append(None)
+            if self._w and state is not None:
+                self._mark(b, state)
         self._blocks[b][i] = code
-        self._n += 1
+        self._n = n + 1
+
+    def _mark(self, b, state):
+        blk = self._blocks[b]
+        K = self._BLOCK
+        try:
+            for j in range(self._w):
+                blk[K + j] = state[j]
+            ok = len(state) == self._w
+            for j in range(self._w):
+                if blk[K + j] != state[j]:
+                    ok = False  # a port that truncated a wide int: keep an exact copy instead
+        except (OverflowError, TypeError, IndexError):
+            ok = False
+        self._marks[b] = None if ok else list(state)
+
+    def checkpoint(self, b):
+        """A new list: the state before the action at index b * block, as appended."""
+        mark = self._marks[b]
+        if mark is not None:
+            return list(mark)
+        return list(self._blocks[b][self._BLOCK:])
 
     def pop(self):
         """Drop the latest code (an undo)."""
         self._n -= 1
         while len(self._blocks) > self._n // self._BLOCK + 1:
             self._blocks.pop()  # one spare block is kept for the next action; free the rest
+            self._marks.pop()
 
     def __len__(self):
         return self._n
@@ -112,8 +151,14 @@ class Codes:
         return self._blocks[i // self._BLOCK][i % self._BLOCK]
 
     def __iter__(self):
-        for i in range(self._n):
-            yield self[i]
+        K = self._BLOCK
+        n = self._n
+        for blk in self._blocks:
+            for i in range(K if n > K else n):
+                yield blk[i]
+            n -= K
+            if n <= 0:
+                return
 
 
 class Game:
@@ -126,8 +171,8 @@ class Game:
 
     def __init__(self, config=None):
         self.config = self.check_config(dict(config or {}))
-        self._codes = Codes()
         self._s = self.initial()
+        self._codes = Codes(len(self._s))
 
     # -- hooks a game implements -------------------------------------------------------------
     def check_config(self, config):
@@ -172,7 +217,7 @@ class Game:
         if kind == "undo":
             if not self._codes:
                 raise RuleError("LOG", "nothing to undo", action, self.state())
-            return (None, self.fold(self._codes, len(self._codes) - 1))
+            return (None, self.state_at(len(self._codes) - 1))
         if kind not in self.ACTIONS:
             raise RuleError(
                 "LOG",
@@ -191,24 +236,46 @@ class Game:
 
     def commit(self, pending):
         """Make a prepared step the current state; returns the new state dict."""
+        self.push(pending)
+        return self.state()
+
+    def push(self, pending):
+        """commit() without building the state dict: replay and boot, which fold many actions
+        and look at the state once."""
         code, s = pending
         if code is None:
             self._codes.pop()  # undo: retract the latest action not already retracted
         else:
-            self._codes.append(code)
+            self._codes.append(code, self._s)  # the state before it: a checkpoint per block
         self._s = s
-        return self.state()
 
     def undo(self):
         """Retract the latest action not already retracted."""
         return self.apply({"a": "undo"})
 
     def fold(self, codes, n=None):
-        """The state after the first n (default: all) encoded actions. Indexes rather than
-        slices: an undo late in a long match must not copy the whole list."""
+        """The state after the first n (default: all) encoded actions, folded from the initial
+        state (what the checkpoints must agree with). Indexes rather than slices."""
         s = self.initial()
         for i in range(len(codes) if n is None else n):
             self.step(s, codes[i])
+        return s
+
+    def state_at(self, n):
+        """The state after the first n kept actions (0 <= n <= len), refolded from the nearest
+        checkpoint at or before n: at most one block of steps, however long the game."""
+        codes = self._codes
+        if n == len(codes):
+            return list(self._s)
+        K = codes._BLOCK
+        b = n // K
+        if b >= len(codes._blocks) or n < 0:
+            raise IndexError("no state after %d of %d actions" % (n, len(codes)))
+        s = codes.checkpoint(b)
+        blk = codes._blocks[b]
+        step = self.step
+        for i in range(n - b * K):
+            step(s, blk[i])
         return s
 
     def state(self):

@@ -3,7 +3,7 @@
 # State: one flat list of ints, indexed by the constants below. An action is packed into one small
 # int (see encode) so a board keeps a whole match in RAM as a list of ints.
 
-from .base import Game, RuleError, check_keys, config_value, side_of
+from .base import Game, RuleError, check_keys, config_value
 
 _BEDS = 0  # side s, bed b (0-based) at _BEDS + 9 * s + b; each 0..3 (SH-2)
 _NEXT = 18  # side on move; -1 before the start (SH-5)
@@ -27,6 +27,7 @@ _TURN = 1
 _CLAIM = 2
 _KINDS = ("start", "turn", "claim")
 _VOIDS = (None, "touched", "removed")  # SH-17
+_DOWN = (8, 7, 6, 5, 4, 3, 2, 1, 0)  # beds, last first: packing as base-6 digits
 
 
 def _total(s, side):
@@ -67,10 +68,9 @@ class Rules(Game):
 
     def encode(self, action):
         kind = _KINDS.index(action["a"])
-        try:
-            side = side_of(action, "side", "SH-4")  # SH-4: two sides, 0 and 1
-        except RuleError as e:
-            raise self._bad(e.rule, e.reason, action)
+        side = action.get("side")
+        if type(side) is not int or side < 0 or side > 1:
+            raise self._bad("SH-4", "side must be 0..1", action)  # SH-4: two sides, 0 and 1
         code = kind | side << 2
         if kind == _CLAIM:
             bed = action.get("bed")
@@ -84,7 +84,7 @@ class Rules(Game):
             raise self._bad("SH-1", "beds must list the coins in each of the 9 beds", action)
         packed = 0
         total = 0
-        for b in range(8, -1, -1):
+        for b in _DOWN:
             n = beds[b]
             if type(n) is not int or n < 0 or n > _COINS:
                 raise self._bad("SH-3", "bed %d: coins must be an integer 0..5" % (b + 1), action)
@@ -93,12 +93,12 @@ class Rules(Game):
         if total > _COINS:
             # SH-3/SH-6: a turn is the player's five coins, so no more than five can score.
             raise self._bad("SH-3", "%d coins in beds, a turn has only 5" % total, action)
-        void = 0
         if "void" in action:
-            if action["void"] not in _VOIDS[1:]:
+            void = action["void"]
+            if void not in _VOIDS[1:]:
                 raise self._bad("SH-17", 'void must be "touched" or "removed"', action)
-            void = _VOIDS.index(action["void"])
-        return code | void << 3 | packed << 5
+            return code | _VOIDS.index(void) << 3 | packed << 5
+        return code | packed << 5
 
     def decode(self, code):
         kind = code & 3
@@ -136,21 +136,24 @@ class Rules(Game):
         if s[_NEXT] < 0:
             raise RuleError("SH-5", "no turn before the start (toss or preliminary round)")
         other = 1 - side
-        # SH-15: overflows may be claimed only right after the turn that made them.
-        s[_CLAIMER] = -1
-        for b in range(9):
-            s[_PENDING + b] = 0
+        # SH-15: overflows may be claimed only right after the turn that made them. (Pending
+        # overflows are left only with a claimer, so there is nothing to clear without one.)
+        if s[_CLAIMER] >= 0:
+            s[_CLAIMER] = -1
+            for b in range(_PENDING, _PENDING + 9):
+                s[b] = 0
         s[_TURNS] += 1
         if side != s[_NEXT]:
             # SH-18: out of turn scores nothing and costs the side its next turn. A flag, not a
             # count: playing out of turn again before missing a turn still misses one turn.
             s[_SKIP + side] = 1
             return
-        if not void:  # SH-17: a void turn scores nothing but is a turn all the same
+        if packed and not void:  # SH-17: a void turn scores nothing but is a turn all the same
             self._score(s, side, packed)
         # SH-4: partners alternate within a side on the turns that side plays in turn; a missed
         # turn (SH-18) does not move the rotation on, the same partner shoots next time.
-        s[_PARTNER + side] = (s[_PARTNER + side] + 1) % self._per_side
+        if self._per_side > 1:
+            s[_PARTNER + side] = (s[_PARTNER + side] + 1) % self._per_side
         if s[_SKIP + other]:
             # SH-18: the other side misses this turn, so the shooter goes again.
             s[_SKIP + other] = 0
@@ -163,16 +166,24 @@ class Rules(Game):
         own = _BEDS + 9 * side
         opp = _BEDS + 9 * (1 - side)
         # SH-16: the shooter's own scores first, bed 1 to 9; SH-14: only while the bed needs them.
+        # `packed` holds the beds as base-6 digits, bed 1 lowest: beds past the last coin are 0.
         over = 0
-        for b in range(9):
+        gained = 0
+        b = 0
+        while packed:
             n = packed % 6
             packed //= 6
-            while n and s[own + b] < _NEEDED:
-                s[own + b] += 1
-                n -= 1
-            s[_PENDING + b] = n
-            over += n
-        if _total(s, side) == _TARGET:
+            if n:
+                room = _NEEDED - s[own + b]
+                if room > 0:
+                    k = n if n < room else room
+                    s[own + b] += k
+                    gained += k
+                    n -= k
+                s[_PENDING + b] = n
+                over += n
+            b += 1
+        if gained and _total(s, side) == _TARGET:
             s[_WINNER] = side  # SH-7, always by the winner's own coin
         if not over:
             return
@@ -189,8 +200,8 @@ class Rules(Game):
                     s[opp + b] += 1
                     opp_total += 1
                     n -= 1
-        for b in range(9):  # what is not credited is lost ("off": all of it)
-            s[_PENDING + b] = 0
+        for b in range(_PENDING, _PENDING + 9):  # what is not credited is lost ("off": all of it)
+            s[b] = 0
 
     def _claim(self, s, side, b):
         if self._overflow != "claim":

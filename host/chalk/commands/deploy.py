@@ -14,7 +14,9 @@ def run(args):
     port = link.resolve_port(args.port)
     cfg = board_config(args.board) if args.board else None
     info = deploy.deploy(port, cfg, mode="source" if args.source else "mpy", arch=arch,
-                         out=lambda line: print(line, flush=True), keys=args.keys)
+                         out=lambda line: print(line, flush=True),
+                         keys=args.keys,
+                         romfs={"auto": None, "yes": True, "no": False}[args.romfs])
     print("the board answers: Chalk firmware %s, board %s, game %s%s" % (
         info.get("firmware"), info.get("board"), info.get("game"),
         ", test mode" if info.get("test_mode") else ""))
@@ -37,6 +39,10 @@ def register(sub):
     p.add_argument("--arch", default=build.ESP32_ARCH,
                    help="mpy-cross architecture: xtensawin for an ESP32 (default), none for "
                    "portable bytecode (the simulated board)")
+    p.add_argument("--romfs", choices=("auto", "yes", "no"), default="auto",
+                   help="put the bytecode in the board's ROMFS partition, run in place from "
+                   "flash like frozen code (auto: when the firmware has one, else .mpy files "
+                   "on the filesystem; yes: ROMFS or an error; no: the filesystem)")
     p.add_argument("--board", metavar="CONFIG",
                    help="board config to copy as /board.json: five-pins, shove-hapenny, "
                    "seven-pins, novuss or a "

@@ -8,7 +8,7 @@ ORDER = 32
 
 def run(args):
     """Show the board's game until Ctrl-C (or once, with --once)."""
-    watch.watch(args.port, once=args.once)
+    watch.watch(args.port, once=args.once, raw=args.raw)
     return 0
 
 
@@ -21,4 +21,7 @@ def register(sub):
     add_port(p)
     p.add_argument("--once", action="store_true",
                    help="print the board's game once and exit")
+    p.add_argument("--raw", action="store_true",
+                   help="print every line from the board as it came, each frame decoded under "
+                   "it (compact protocol-2 frames as the JSON they stand for)")
     p.set_defaults(func=run)

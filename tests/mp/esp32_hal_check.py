@@ -1,0 +1,127 @@
+# hal/esp32.py against the test-only fake `machine` (tests/fake_machine), on the MicroPython unix
+# port or CPython: boot of each board, a scan, an IRQ edge, a peg read (SPI and bit-banged), an
+# OLED frame, and the failure paths (no display, a refresh that fails).
+# Usage: micropython esp32_hal_check.py BOARDS_DIR JOURNAL_DIR   -- prints one JSON object.
+import json
+import sys
+
+import machine
+
+from scoreboard import boardconfig
+from scoreboard.hal import NullDisplay, esp32
+from scoreboard.hal.sim import ShiftChain
+
+boards, journal = sys.argv[1], sys.argv[2]
+out = {}
+
+
+def load(name):
+    with open(boards + "/" + name + ".json") as f:
+        return json.load(f)
+
+
+# -- five-pins: buttons, tilt pins with edge interrupts, the OLED --------------------------------
+machine.reset()
+for gpio in (13, 14, 16, 17, 18, 19):
+    machine.levels[gpio] = 1  # buttons pulled up: idle high (active low)
+five = esp32.make_board(load("five-pins"), journal=journal)
+edges = []
+five.lines.on_edge(edges.append)
+machine.set_level(32, 1)  # pin C tilts: its IRQ runs, the callback gets the line index
+machine.set_level(32, 0)
+machine.set_level(13, 0)  # confirm pressed: no IRQ on a button
+five.lines.on_edge(None)
+out["five"] = {
+    "device": five.device_id, "problems": five.problems, "names": list(five.lines.names),
+    "pull_13": list(machine.modes[13]), "pull_34": list(machine.modes[34]),
+    "irq_gpios": sorted(machine.irqs), "edges": edges,
+    "read": five.lines.read(), "level_0": five.lines.level(0),
+    "index_C": five.lines.index("pin.C"),
+    "irqs_off": [machine.irqs[g][0] is None for g in sorted(machine.irqs)],
+}
+five.display.fill(0)
+five.display.text("FP 12 - 8", 0, 0)
+del machine.i2c_log[:]
+five.display.show()
+nbytes = 0
+lit = 0
+for e in machine.i2c_log:
+    if e[0] == "writevto":
+        nbytes += len(e[2])
+        for b in e[2]:
+            while b:
+                lit += b & 1
+                b >>= 1
+out["five"]["oled"] = {"transactions": len(machine.i2c_log), "bytes": nbytes, "lit": lit}
+five.display.show_page(0)  # one page between two scans
+machine.i2c_fail[0] = True
+five.display.show()  # a loose wire: counted, play goes on
+five.display.show_page(1)
+out["five"]["oled_errors"] = five.display.errors
+machine.i2c_fail[0] = False
+# the watchdog the main loop starts, feeds once a scan, and stretches for the REPL
+dog = five.watchdog(8000)
+dog.feed()
+dog.feed()
+started = machine.wdt["timeout"]
+dog.release()
+out["five"]["wdt"] = [started, machine.wdt["timeout"], machine.wdt["feeds"]]
+
+# -- five-pins without an answering display ------------------------------------------------------
+machine.reset()
+machine.i2c_fail[0] = True
+dark = esp32.make_board(load("five-pins"), journal=journal)
+out["dark"] = {"null": isinstance(dark.display, NullDisplay), "problem": dark.problems[0][:60]}
+
+# -- shove ha'penny: the peg chain over SPI, and the display driver "none" -----------------------
+machine.reset()
+cfg = load("shove-hapenny")
+cfg["display"] = {"driver": "none"}
+loaded = boardconfig.load(cfg)
+state = [0b101, 1 << 26]
+chain = ShiftChain(boardconfig.chain_map(loaded), loaded["pegs"]["active"], state)
+machine.attach(25, write=chain.load)
+machine.spi_device[0] = chain
+shove = esp32.make_board(loaded, journal=journal)
+arr = [0, 0]
+shove.pegs.scan_into(arr)
+out["shove_spi"] = {"spi": list(machine.spi_buses[0]), "pegs": list(arr),
+                    "null_display": isinstance(shove.display, NullDisplay),
+                    "latch_mode": list(machine.modes[25])}
+
+# -- the bit-banged fallback ---------------------------------------------------------------------
+machine.reset()
+cfg = load("shove-hapenny")
+cfg["pegs"] = {"driver": "74hc165", "load": 25, "clock": 26, "data": 34, "chips": 7}
+loaded = boardconfig.load(cfg)
+state[0], state[1] = 1 << 13, 0b11
+chain = ShiftChain(boardconfig.chain_map(loaded), loaded["pegs"]["active"], state)
+machine.attach(25, write=chain.load)
+machine.attach(26, write=chain.clock)
+machine.attach(34, read=chain.data)
+banged = esp32.make_board(loaded, journal=journal)
+banged.pegs.scan_into(arr)
+out["shove_banged"] = {"pegs": list(arr), "spi": len(machine.spi_buses)}
+# -- novuss: the pockets' colour sensors on ADC1 -------------------------------------------------
+machine.reset()
+machine.adc_values[32] = 0xABCD
+nov_cfg = load("novuss")
+del nov_cfg["pockets"]["4"]  # a pocket without sensors (played from the buttons)
+nov = esp32.make_board(nov_cfg, journal=journal)
+out["novuss"] = {"count": nov.analog.count, "read0": nov.analog.read(0),
+                 "atten": machine.modes[32][1],
+                 "none": [nov.analog.read(i) for i in range(nov.analog.count)].count(0)}
+
+# -- scorepad: the 4x4 keypad, rows open drain --------------------------------------------------
+machine.reset()
+pad_cfg = load("scorepad")
+rows, cols = pad_cfg["keypad"]["rows"], pad_cfg["keypad"]["cols"]
+for g in cols:
+    machine.levels[g] = 1  # pulled up: idle
+pad = esp32.make_board(pad_cfg, journal=journal)
+idle = pad.keypad.scan()
+# key "6": row 2, column 3 -- its column reads low while row 2 is driven low
+machine.attach(cols[2], read=lambda: 0 if machine.levels.get(rows[1], 0) == 0 else 1)
+down = pad.keypad.scan()
+out["scorepad"] = {"idle": idle, "down": down, "row_mode": machine.modes[rows[0]][0]}
+print(json.dumps(out))
