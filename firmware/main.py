@@ -42,7 +42,8 @@ def sim_main(argv):
         sys.exit(2)
     virtual = "--virtual" in flags
     board = SimBoard(pos[0], pos[1], VirtualClock() if virtual else None)
-    forget("scoreboard.boardpockets")  # it holds boardconfig's functions: first
+    for part in ("boardpockets", "boardpegs", "boardkeypad"):
+        forget("scoreboard." + part)  # they hold boardconfig's functions: first
     if opts["--baud"]:
         board.baud = int(opts["--baud"])
     forget("scoreboard.boardconfig")
@@ -95,7 +96,8 @@ def esp32_main():
     from scoreboard.serve import serve
 
     board = make_board(boardconfig.load("/board.json"))
-    forget("scoreboard.boardpockets")  # it holds boardconfig's functions: first
+    for part in ("boardpockets", "boardpegs", "boardkeypad"):
+        forget("scoreboard." + part)  # they hold boardconfig's functions: first
     forget("scoreboard.boardconfig")
     serve(board)
 

@@ -369,3 +369,14 @@ def test_spi_peg_driver_defaults_and_its_mosi_pin():
     assert "GPIO 13" in str(err) and "pegs.mosi" in str(err)
     assert "pegs.baud" in str(refused(changed(SHOVE, "pegs.baud", 50000000)))
     assert "pegs.mosi" in str(refused(changed(SHOVE, "pegs.mosi", 36)))  # input-only
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "firmware" / "boards").glob("*.json")),
+                         ids=lambda p: p.stem)
+def test_the_gpio_check_sees_every_gpio_of_the_pin_map(path):
+    # A board checks its GPIOs (one line each) without the pin map's notes in its RAM: both
+    # lists must name the same GPIOs under the same key paths, in the same order.
+    from scoreboard import boardpins
+
+    cfg = boardconfig.load(str(path))
+    assert boardconfig._gpio_paths(cfg) == [(r[0], r[5]) for r in boardpins.uses(cfg)]

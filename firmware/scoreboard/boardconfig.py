@@ -112,15 +112,10 @@ TIMINGS = (
 
 _TOP = ("board", "description", "game", "game_config", "buttons", "pins", "pegs", "keypad",
         "display", "timings", "link", "pockets", "pocket_sensing")
-_KEYPAD = ("rows", "cols", "keys", "pull", "strapping_ok")
 _SWITCH = ("pin", "pull", "active", "strapping_ok", "note")
-_PEGS = ("driver", "load", "clock", "data", "chips", "order", "map", "active", "strapping_ok",
-         "latch", "sck", "miso", "mosi", "spi", "baud")
 # The SPI driver's names for the chain's three wires (SH/LD, CLK, QH), and the bus's MOSI
 # output, which the 74HC165 does not use but the ESP32's SPI peripheral drives: by default the
 # bus's own MOSI pin (SPI 1: GPIO 13, SPI 2: GPIO 23), left unconnected.
-_SPI_WIRES = (("latch", "load", "out"), ("sck", "clock", "out"), ("miso", "data", "in"))
-_SPI_MOSI = {1: 13, 2: 23}
 _SSD1306 = ("driver", "sda", "scl", "addr", "freq", "contrast", "flip", "strapping_ok")
 _PULLS = ("up", "down", "none")
 
@@ -301,118 +296,6 @@ def _pins(value, game):
     return out
 
 
-def _pegs(value):
-    pegs = _obj(value, "pegs")
-    _check_keys(pegs, _PEGS, "pegs")
-    driver = _str(_require(pegs, "driver", "pegs"), "pegs.driver", ("spi", "74hc165"))
-    chips = _int(pegs.get("chips", 7), "pegs.chips", 7, 16)
-    order = _str(pegs.get("order", "side-bed-hole"), "pegs.order", PEG_ORDERS)
-    active = pegs.get("active", 1)
-    if type(active) is not int or active not in (0, 1):
-        raise BoardConfigError("pegs.active must be 1 (a peg in its hole reads high) or 0 (reads "
-                               "low), not %s" % _q(active), "pegs.active")
-    ok = _bool(pegs.get("strapping_ok", False), "pegs.strapping_ok")
-    out = {"driver": driver, "chips": chips, "order": order, "active": active,
-           "strapping_ok": ok}
-    if driver == "spi":
-        # machine.SPI reads the chain in one call; the wires keep their bit-banged names too
-        # (load, clock, data), which the wiring docs and the simulated chain use.
-        for key, other in (("load", "latch"), ("clock", "sck"), ("data", "miso")):
-            if key in pegs and pegs[key] != pegs.get(other):  # (a loaded config has both)
-                raise BoardConfigError("pegs.%s belongs to the bit-banged driver \"74hc165\"; "
-                                       "with \"spi\" the wire is pegs.%s" % (key, other),
-                                       "pegs." + key)
-        for key, alias, direction in _SPI_WIRES:
-            gpio = _require(pegs, key, "pegs")
-            _check_gpio("pegs." + key, gpio, direction, "none", ok)
-            out[key] = gpio
-            out[alias] = gpio
-        bus = _int(pegs.get("spi", 2), "pegs.spi", 1, 2)
-        out["spi"] = bus
-        out["baud"] = _int(pegs.get("baud", 1000000), "pegs.baud", 10000, 10000000)
-        mosi = pegs.get("mosi", _SPI_MOSI[bus])
-        _check_gpio("pegs.mosi", mosi, "out", "none", ok)
-        out["mosi"] = mosi
-    else:
-        for key in ("latch", "sck", "miso", "mosi", "spi", "baud"):
-            if key in pegs:
-                raise BoardConfigError("pegs.%s is read only with \"driver\": \"spi\"" % key,
-                                       "pegs." + key)
-        for key, direction in (("load", "out"), ("clock", "out"), ("data", "in")):
-            gpio = _require(pegs, key, "pegs")
-            _check_gpio("pegs." + key, gpio, direction, "none", ok)
-            out[key] = gpio
-    if order == "custom":
-        out["map"] = _peg_map(_require(pegs, "map", "pegs", " (a list naming the peg on each "
-                                                            "bit of the chain)"), chips)
-    elif "map" in pegs:
-        raise BoardConfigError("pegs.map is only read with \"order\": \"custom\"; remove it or set "
-                               "the order to custom", "pegs.map")
-    return out
-
-
-def _peg_map(value, chips):
-    if type(value) is not list or len(value) != chips * 8:
-        raise BoardConfigError("pegs.map must be a list of %d entries (one per bit of %d chips, "
-                               "first bit read first), each a peg name or null"
-                               % (chips * 8, chips), "pegs.map")
-    seen = {}
-    for i, name in enumerate(value):
-        path = "pegs.map[%d]" % i
-        if name is None:
-            continue
-        if type(name) is not str or parse_peg(name) is None:
-            raise BoardConfigError("%s must be a peg name such as \"peg.0.1.1\" or null, not %s"
-                                   % (path, _q(name)), path)
-        if name in seen:
-            raise BoardConfigError("%s: %s is also on pegs.map[%d]; each peg sits on one bit"
-                                   % (path, name, seen[name]), path)
-        seen[name] = i
-    if len(seen) != SIDES * PEG_BITS:
-        missing = [n for n in peg_names() if n not in seen]
-        raise BoardConfigError("pegs.map leaves %d peg(s) unwired, first %s; every peg needs a bit"
-                               % (len(missing), missing[0]), "pegs.map")
-    return list(value)
-
-
-def _keypad(value):
-    kp = _obj(value, "keypad")
-    _check_keys(kp, _KEYPAD, "keypad")
-    ok = _bool(kp.get("strapping_ok", False), "keypad.strapping_ok")
-    pull = _str(kp.get("pull", "up"), "keypad.pull", ("up", "none"))
-    out = {"pull": pull, "strapping_ok": ok}
-    for key, n, direction in (("rows", KEYPAD_ROWS, "out"), ("cols", KEYPAD_COLS, "in")):
-        gpios = _require(kp, key, "keypad", " (a list of %d GPIOs)" % n)
-        if type(gpios) is not list or len(gpios) != n:
-            raise BoardConfigError("keypad.%s must be a list of %d GPIOs, %s first, not %s"
-                                   % (key, n, "the top row" if key == "rows"
-                                      else "the left column", _q(gpios)), "keypad." + key)
-        for i, gpio in enumerate(gpios):
-            # Rows are driven (open drain, so two keys down never short two outputs); columns
-            # read, with the internal pull-ups unless "pull": "none" (external resistors).
-            _check_gpio("keypad.%s[%d]" % (key, i), gpio, direction,
-                        pull if direction == "in" else "none", ok)
-        out[key] = list(gpios)
-    keys = kp.get("keys", KEY_LEGENDS)
-    if type(keys) is not str or len(keys) != KEYPAD_ROWS * KEYPAD_COLS:
-        raise BoardConfigError("keypad.keys must be a string of the %d key legends, row by row "
-                               "(e.g. %s), not %s" % (KEYPAD_ROWS * KEYPAD_COLS,
-                                                      _q(KEY_LEGENDS), _q(keys)), "keypad.keys")
-    for i, ch in enumerate(keys):
-        if ch in " .\"" or keys.find(ch) != i:
-            raise BoardConfigError("keypad.keys: legend %s %s; each key needs its own "
-                                   "printable legend" % (_q(ch), "appears twice" if ch not in
-                                                         " .\"" else "is not allowed"),
-                                   "keypad.keys")
-    for ch in KEY_LEGENDS:
-        if ch not in keys:
-            raise BoardConfigError("keypad.keys must hold the legends %s (in any order: the "
-                                   "referees use them), not %s" % (_q(KEY_LEGENDS), _q(keys)),
-                                   "keypad.keys")
-    out["keys"] = keys
-    return out
-
-
 def _display(value):
     disp = _obj(value, "display")
     driver = _str(_require(disp, "driver", "display"), "display.driver", ("ssd1306", "none"))
@@ -507,9 +390,12 @@ def _validate(raw):
     if sensor == "pins":
         out["pins"] = _pins(_require(cfg, "pins", ""), game)
     elif sensor == "keypad":
-        out["keypad"] = _keypad(_require(cfg, "keypad", ""))
+        # Loaded only for a board with that sensor, like boardpockets: the others keep the RAM.
+        from . import boardkeypad
+        out["keypad"] = boardkeypad.keypad(_require(cfg, "keypad", ""))
     elif sensor == "pegs":
-        out["pegs"] = _pegs(_require(cfg, "pegs", ""))
+        from . import boardpegs
+        out["pegs"] = boardpegs.pegs(_require(cfg, "pegs", ""))
     if "pockets" in cfg:
         if not GAMES[game].get("pockets"):
             raise BoardConfigError("pockets: a %s board has no pocket sensors; remove it" % game,
@@ -533,7 +419,7 @@ def _validate(raw):
 
 def _check_shared(cfg):
     seen = {}
-    for gpio, _line, _dir, _pull, _note, path in _uses(cfg):
+    for gpio, path in _gpio_paths(cfg):
         if gpio in seen:
             raise BoardConfigError("GPIO %d is used twice: by %s and by %s; give each line its "
                                    "own GPIO" % (gpio, seen[gpio], path), path)
@@ -707,75 +593,37 @@ def chain_map(cfg):
     return bytes(m)
 
 
-def _uses(cfg):
-    """(gpio, line, direction, pull, note, key path) for every GPIO the config takes."""
+def _gpio_paths(cfg):
+    """(gpio, key path) for every GPIO the config takes, in boardpins.uses()'s order."""
     rows = []
     for name in switch_names(cfg):
         kind, _, key = name.partition(".")
-        if kind == "btn":
-            e, path = cfg["buttons"][key], "buttons.%s.pin" % key
-            what = "button %s" % key
-        elif kind == "pocket":
-            e, path = cfg["pockets"][key], "pockets.%s.pin" % key
-            what = "beam across pocket %s" % key
-        else:
-            e, path = cfg["pins"][key], "pins.%s.pin" % key
-            what = "tilt switch in pin %s" % key
-        note = "%s, active %s" % (what, "low" if e["active"] == 0 else "high")
-        if e["pull"] == "none":
-            note += ", external pull resistor"
-        if e["note"]:
-            note += "; " + e["note"]
-        rows.append((e["pin"], name, "in", e["pull"], note, path))
-        if kind == "pocket" and "colour" in e:
-            rows.append((e["colour"], "colour." + key, "adc", "none",
-                         "reflective IR colour sensor at pocket %s, analog (ADC1)" % key,
-                         "pockets.%s.colour" % key))
+        section = SECTIONS[kind]
+        e = cfg[section][key]
+        rows.append((e["pin"], "%s.%s.pin" % (section, key)))
+        if "colour" in e:
+            rows.append((e["colour"], "%s.%s.colour" % (section, key)))
     if "pegs" in cfg:
         p = cfg["pegs"]
         spi = p["driver"] == "spi"
-        rows.append((p["load"], "pegs.load", "out", "none",
-                     "74HC165 SH/LD (pin 1) of every chip: low loads the holes"
-                     + ("; the latch, pulsed before each SPI read" if spi else ""),
-                     "pegs.latch" if spi else "pegs.load"))
-        rows.append((p["clock"], "pegs.clock", "out", "none",
-                     "74HC165 CLK (pin 2) of every chip; CLK INH (pin 15) to GND"
-                     + ("; SPI %d SCK" % p["spi"] if spi else ""),
-                     "pegs.sck" if spi else "pegs.clock"))
-        rows.append((p["data"], "pegs.data", "in", "none",
-                     "74HC165 QH (pin 9) of the first chip; each QH feeds the next chip's SER"
-                     + ("; SPI %d MISO" % p["spi"] if spi else ""),
-                     "pegs.miso" if spi else "pegs.data"))
+        for key, wire in (("load", "latch"), ("clock", "sck"), ("data", "miso")):
+            rows.append((p[key], "pegs." + (wire if spi else key)))
         if spi:
-            rows.append((p["mosi"], "pegs.mosi", "out", "none",
-                         "SPI %d MOSI: driven by the bus, not connected (the 74HC165 takes no "
-                         "data)" % p["spi"], "pegs.mosi"))
+            rows.append((p["mosi"], "pegs.mosi"))
     if "keypad" in cfg:
-        k = cfg["keypad"]
-        n = KEYPAD_COLS
-        for r, gpio in enumerate(k["rows"]):
-            rows.append((gpio, "keypad.row%d" % (r + 1), "out", "none",
-                         "keypad row %d (keys %s): open drain, low while idle, then in turn"
-                         % (r + 1, " ".join(k["keys"][r * n:r * n + n])),
-                         "keypad.rows[%d]" % r))
-        for c, gpio in enumerate(k["cols"]):
-            rows.append((gpio, "keypad.col%d" % (c + 1), "in", k["pull"],
-                         "keypad column %d (keys %s): reads low when a key of the driven row "
-                         "is down%s" % (c + 1, " ".join(k["keys"][r * n + c]
-                                                          for r in range(len(k["rows"]))),
-                                        "" if k["pull"] == "up" else
-                                        ", external 10 kOhm pull-up to 3.3 V"),
-                         "keypad.cols[%d]" % c))
+        for key in ("rows", "cols"):
+            for i, gpio in enumerate(cfg["keypad"][key]):
+                rows.append((gpio, "keypad.%s[%d]" % (key, i)))
     d = cfg["display"]
     if d["driver"] == "ssd1306":
-        rows.append((d["sda"], "display.sda", "i2c", "none",
-                     "SSD1306 SDA, I2C address 0x%02X" % d["addr"], "display.sda"))
-        rows.append((d["scl"], "display.scl", "i2c", "none", "SSD1306 SCL", "display.scl"))
+        rows.append((d["sda"], "display.sda"))
+        rows.append((d["scl"], "display.scl"))
     return rows
 
 
 def pin_map(cfg):
-    """Rows (gpio, line, direction, pull, note), sorted by GPIO, for pin maps and wiring docs."""
-    rows = [(g, line, d, pull, note) for g, line, d, pull, note, _ in _uses(cfg)]
-    rows.sort(key=lambda r: r[0])
-    return rows
+    """Rows (gpio, line, direction, pull, note), sorted by GPIO, for pin maps and wiring docs
+    (scoreboard/boardpins.py: their notes are text a board never needs in its RAM)."""
+    from .boardpins import pin_map as rows
+
+    return rows(cfg)
