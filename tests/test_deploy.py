@@ -192,8 +192,9 @@ def test_an_app_that_does_not_start_is_reported(empty_board, capsys):
 
 def test_deploy_into_the_romfs_partition_of_a_board_that_has_one(tmp_path, capsys):
     """A board whose MicroPython has a ROMFS partition (simulated: chalk/simrom.py) gets the
-    package as one ROMFS image, imported from /rom/lib in place; board.json and main.py go to
-    the filesystem. Without a partition, or with --romfs no, the .mpy files go to /lib."""
+    package as one ROMFS image, imported from /rom/lib in place; board.json, the board's
+    signing key and main.py go to the filesystem. Without a partition, or with --romfs no, the
+    .mpy files go to /lib."""
     sim = Sim("five-pins", flash=tmp_path / "flash", test_mode=True, install_firmware=False,
               romfs=256 * 1024, heap="320k")
     sim.start()
@@ -204,13 +205,14 @@ def test_deploy_into_the_romfs_partition_of_a_board_that_has_one(tmp_path, capsy
         lines = out.splitlines()
         n = len(build.sources())
         assert lines[0] == ("deploying %d modules (portable bytecode) into the board's ROMFS "
-                            "partition, run in place from flash; 2 files to the filesystem, on %s"
+                            "partition, run in place from flash; 3 files to the filesystem, on %s"
                             % (n, sim.port))
         assert "ROMFS image written" in lines
         assert lines[-1].startswith("the board answers: Chalk firmware 0.1.0, board five-pins")
         assert (sim.flash / "romfs.img").read_bytes()[:3] == b"\xd2\xcd\x31"
         assert not (sim.flash / "lib" / "scoreboard").exists()  # nothing of it on the filesystem
         assert (sim.flash / "main.py").is_file() and (sim.flash / "board.json").is_file()
+        assert len(bytes.fromhex((sim.flash / "board.key").read_text())) == 32  # not in ROMFS
         # the app runs from ROMFS: its modules come from /rom/lib
         with link.connect(sim.port) as board:
             assert board.request("state")["game"] == "five-pins"
@@ -224,7 +226,7 @@ def test_deploy_into_the_romfs_partition_of_a_board_that_has_one(tmp_path, capsy
                                "--romfs", "no")
         assert code == 0, out + err
         assert out.splitlines()[0] == ("deploying %d files (portable bytecode) to the filesystem "
-                                       "of %s" % (n + 1, sim.port))
+                                       "of %s" % (n + 2, sim.port))  # + board.key and main.py
         assert (sim.flash / "lib" / "scoreboard" / "app.mpy").is_file()
     finally:
         sim.stop()

@@ -12,7 +12,6 @@ import gc
 import select
 import sys
 
-from . import pack
 from .app import App
 from .link import Link, Refused
 from .rules import ConfigError, RuleError
@@ -146,6 +145,8 @@ def journal_records(journal, after, game=None, game_id=None, want=0):
     (journal's bitmap, bit i for seq after + 1 + i; 0: all): only those seqs, none past the
     highest bit, so a block never carries a record the host did not ask for."""
     first = _game_first(journal) if game is not None else None
+    if first is not None:
+        from . import pack  # loaded when first needed, not at boot: the app from sources fits
     block = None
     for seq, kind, payload in journal.records_after(after):
         if want:
