@@ -103,6 +103,25 @@ CREATE TABLE heads (
 );
 """
 _SCHEMA = _SCHEMA % {"chain": _CHAIN_SCHEMA}
+# Beside the records, not part of them: what `chalk serve` still has to send to a league over
+# MQTT (chalk/mqtt_outbox.py, docs/mqtt.md). Made on the first writable open of any archive.
+_OUTBOX_SCHEMA = """
+CREATE TABLE IF NOT EXISTS outbox (
+    id      INTEGER PRIMARY KEY,             -- the message id, in its topic and in the ack
+    kind    TEXT NOT NULL,                   -- 'game' (a finished game's log) or 'dispute'
+    game_id INTEGER REFERENCES games(id),
+    payload TEXT,                            -- what is sent, exactly (null once acknowledged)
+    sha256  TEXT,                            -- SHA-256 (hex) of payload, as the ack names it
+    queued  TEXT NOT NULL,
+    sent_at REAL,                            -- when last sent (epoch seconds, host clock)
+    tries   INTEGER NOT NULL DEFAULT 0,
+    acked   TEXT,                            -- when every league awaited acknowledged it
+    answer  TEXT,                            -- the acks: {league: {"verdict", "status"}}
+    problem TEXT                             -- why it cannot be sent (a damaged game)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS outbox_game ON outbox (game_id) WHERE kind = 'game';
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (acked, id)
+"""
 _TABLES = ("boards", "games", "actions", "states", "gaps", "links", "heads")
 
 
@@ -323,6 +342,11 @@ class Archive:
                 "restore it from a backup or start a new one with --db")
         with self._errors():
             self.db.execute("PRAGMA foreign_keys = ON")
+        if not self.readonly and "outbox" not in tables:
+            with self.transaction():
+                for stmt in _OUTBOX_SCHEMA.split(";"):
+                    if stmt.strip():
+                        self.db.execute(stmt)
 
     def _upgrade_v1(self):
         """A v1 archive gets the chain tables, with the links of what it holds worked out.

@@ -30,6 +30,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from chalk import mqtt_outbox
 from chalk.errors import ChalkError
 
 HERE = Path(__file__).parent
@@ -166,6 +167,9 @@ def create_app(venue, token=None, db_path=None):
     async def api_undo(request):
         return await control(request, "undo")
 
+    async def api_dispute(request):  # a game disputed at the league (docs/mqtt.md)
+        return await mqtt_outbox.api_dispute(request, venue, db_path, may_control)
+
     # The statistics replay games from the archive: plain functions, which Starlette runs in
     # its thread pool, so the event streams of the scoreboard never wait for them.
     def stats_page(request):
@@ -213,6 +217,9 @@ def create_app(venue, token=None, db_path=None):
         Route("/api/tables/{name}/request", api_request, methods=["POST"]),
         Route("/api/tables/{name}/new", api_new, methods=["POST"]),
         Route("/api/tables/{name}/undo", api_undo, methods=["POST"]),
+        Route("/api/disputes", api_dispute, methods=["POST"]),
+        Route("/api/mqtt", lambda r: JSONResponse(
+            {"mqtt": venue.mqtt.status() if getattr(venue, "mqtt", None) else None})),
         Route("/favicon.ico", lambda r: Response(status_code=204)),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]

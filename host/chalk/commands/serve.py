@@ -113,9 +113,14 @@ def run(args):
     db_path = args.db or str(default_path())
     with Archive(db_path, create=True) as db:
         db.check_writable()  # a locked archive fails now, before any board is touched
+    from chalk import mqtt
+
+    mqtt_settings = mqtt.settings_from(args)  # a bad MQTT option fails before anything starts
     wanted = tables_wanted(args)
     say = (lambda text: None) if args.quiet else (lambda text: print(text, flush=True))
     venue = serve.Venue(db_path, say=say)
+    venue.mqtt_settings = mqtt_settings
+    venue.mqtt = mqtt.Publisher(venue, mqtt_settings, db_path, say) if mqtt_settings else None
     for name, port in wanted:
         venue.add(name, port, idle=args.idle, baud=args.baud)
     token = args.token or os.environ.get("CHALK_TOKEN") or serve.new_token()
@@ -147,6 +152,8 @@ def run(args):
                          "set $%s to a writable path (the other commands read it too)"
                          % serve.ENV_FILE)
     venue.start()
+    if venue.mqtt is not None:
+        venue.mqtt.start()
     if not args.table and not args.port and args.rescan > 0:
         threading.Thread(target=_watch_for_boards, args=(venue, args, write), daemon=True,
                          name="board finder").start()
@@ -168,6 +175,8 @@ def run(args):
     finally:
         signal.signal(signal.SIGTERM, old)
         venue.close()
+        if venue.mqtt is not None:
+            venue.mqtt.stop()
         serve.remove_serve_file(sfile)
         sock.close()
     for t in list(venue.tables.values()):
@@ -207,6 +216,9 @@ def register(sub):
     p.add_argument("--rescan", type=float, default=3.0, metavar="SECONDS",
                    help="without --port or --table: look for newly plugged boards this often "
                    "(default %(default)s; 0: never)")
+    from chalk import mqtt
+
+    mqtt.add_options(p)
     p.add_argument("--baud", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no line per game and action, only start-up and errors")
