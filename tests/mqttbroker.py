@@ -71,6 +71,8 @@ class Broker:
                  "log_dest file %s" % (self.dir / "mosquitto.log"),
                  "log_type error", "log_type warning", "log_type notice",
                  "connection_messages true"]
+        if os.geteuid() == 0:  # mosquitto started by root drops to the `mosquitto` user,
+            lines.append("user root")  # who could not read the files made here
         if persistence:
             lines += ["persistence true", "persistence_location %s/" % self.dir,
                       "autosave_interval 1"]
@@ -158,6 +160,7 @@ class Link:
             except OSError:
                 a.close()
                 continue
+            b.settimeout(None)
             with self._lock:
                 self._socks += [a, b]
             for x, y in ((a, b), (b, a)):
@@ -180,6 +183,10 @@ class Link:
 
     def cut(self):
         if self._server is not None:
+            try:  # wakes the thread in accept(), so the port is free again at once
+                self._server.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             self._server.close()
             self._server = None
         with self._lock:
@@ -211,7 +218,10 @@ class Subscriber:
         topics = [(t, 1) for t in topics]
 
         def on_connect(client, userdata, flags, rc, props):
-            client.subscribe(topics)
+            if topics:
+                client.subscribe(topics)
+            else:
+                self.connected.set()
 
         def on_subscribe(client, userdata, mid, rcs, props):
             self.connected.set()

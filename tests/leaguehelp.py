@@ -1,0 +1,156 @@
+"""A league for tests: its config, `chalk league run` in a process of its own, and short games
+played on simulated boards (random legal games from chalk.randomgame, with `act` in test
+mode), with what the rules say each gave."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+from chalk.randomgame import random_match
+from scoreboard.rules import new_game
+from tests.mqttbroker import ROOT, wait_until
+
+GAME = "five-pins"
+CONFIG = {"target": 8, "sets": 3}  # short sets: a game is 20-40 shots
+
+
+def league_config(path, boards, venues, players=("Ann", "Bob", "Cy", "Di"), broker=None,
+                  **more):
+    data = {"chalk_league": 1, "id": "north", "name": "North Five-Pins League", "game": GAME,
+            "config": CONFIG, "players": list(players),
+            "points": {"win": 2, "draw": 1, "loss": 0},
+            "tie_breaks": ["sets_difference", "head_to_head"],
+            "venues": venues, "boards": boards, "keys": "keys.json"}
+    if broker:
+        data["broker"] = broker
+    data.update(more)
+    Path(path).write_text(json.dumps(data, indent=1))
+    return path
+
+
+def copy_keys(src, dst):
+    """The league's key store gets the venue boards' keys (today's HMAC keys, exported)."""
+    from chalk.keys import KeyStore
+
+    out = KeyStore(dst)
+    for e in KeyStore(src).entries:
+        out.add(bytes.fromhex(e["key"]), e.get("device"))
+    out.save()
+
+
+def match(seed, players):
+    """(actions, winner index, final state) of a short random five-pins match."""
+    head, actions = random_match(GAME, seed=seed, config=CONFIG, players=list(players),
+                                 undo_rate=0.0)
+    game = new_game(GAME, dict(CONFIG))
+    for _s, _t, a in actions:
+        game.apply(a)
+    st = game.state()
+    return [a for _s, _t, a in actions], st["winner"], st
+
+
+def play(serve, table, players, seed):
+    """A whole match at a served table (new game, then every action); what the rules gave."""
+    actions, winner, st = match(seed, players)
+    serve.new(table, GAME, list(players), dict(CONFIG))
+    for a in actions:
+        serve.act(table, a)
+    return {"players": list(players), "winner": winner, "sets": st["sets"]}
+
+
+def play_direct(port, players, seed, end=True):
+    """The same, straight on the board's port (chalk serve down: the board keeps scoring)."""
+    from chalk.link import BoardLink, open_port
+
+    actions, winner, st = match(seed, players)
+    with BoardLink(open_port(port), port) as link:
+        link.hello(5)
+        link.request("new", {"game": GAME, "players": list(players), "config": dict(CONFIG)})
+        for a in actions:
+            link.request("act", {"action": a})
+        if end:
+            link.request("new", {"game": GAME, "players": [], "config": dict(CONFIG)})
+    return {"players": list(players), "winner": winner, "sets": st["sets"]}
+
+
+def expected_table(results, players):
+    """The standings the rules give, worked out here on their own: 2 a win, 0 a loss; sets
+    difference; names with the same points and sets ordered by their games between them."""
+    rows = {p: {"played": 0, "won": 0, "lost": 0, "points": 0, "sets": 0} for p in players}
+    for r in results:
+        w = r["winner"]
+        for i, p in enumerate(r["players"]):
+            rows[p]["played"] += 1
+            rows[p]["won" if i == w else "lost"] += 1
+            rows[p]["points"] += 2 if i == w else 0
+            rows[p]["sets"] += r["sets"][i] - r["sets"][1 - i]
+    return rows
+
+
+class LeagueProc:
+    """`chalk league run` in its own process: its pages on a free port."""
+
+    def __init__(self, config, env=None, args=()):
+        self.config = config
+        self.env = dict(os.environ, **(env or {}))
+        self.args = list(args)
+        self.proc = None
+        self.url = None
+        self.lines = []
+
+    def start(self):
+        cmd = [sys.executable, "-m", "chalk.cli", "league", "run", "--config",
+               str(self.config), "--http-port", "0"] + self.args
+        self.log = open(Path(self.config).parent / "league.log", "a+")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     env=self.env, cwd=str(ROOT))
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if line.startswith("standings at "):
+                self.url = line.split()[2].rstrip("/")
+                break
+        if self.url is None:
+            self.proc.wait(10)
+            self.log.seek(0)
+            raise RuntimeError("chalk league did not start: %s%s" % (
+                "".join(self.lines), self.log.read()))
+        threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
+        return self
+
+    def _drain(self, proc):
+        for line in proc.stdout:
+            self.lines.append(line)
+
+    def get(self, path):
+        with urllib.request.urlopen(self.url + path, timeout=30) as r:
+            data = r.read()
+            return json.loads(data) if path.startswith("/api/") else data.decode()
+
+    def games(self):
+        return self.get("/api/games")["games"]
+
+    def wait_games(self, pred, timeout=120.0, what="the league's games"):
+        return wait_until(lambda: (lambda g: g if pred(g) else None)(self.games()), timeout,
+                          what, every=0.1)
+
+    def stop(self, kill=False):
+        if self.proc is not None and self.proc.poll() is None:
+            (self.proc.kill if kill else self.proc.terminate)()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc is not None:
+            self.log.close()
+        self.proc = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
