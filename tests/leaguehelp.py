@@ -154,3 +154,30 @@ class LeagueProc:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def signed_log(tmp, key, device, game_no, players, actions, started="2026-11-28T20:00:00Z",
+               config=None, end=True, game=GAME, seq=1):
+    """The match log (JSONL, with its chain) a board with `key` would have made of a game, as
+    `chalk serve` exports it: recorded in a throw-away archive, signed as the board signs."""
+    from chalk.archive import Archive, board_records, sign_records
+    from chalk.export import jsonl
+    from scoreboard import matchlog
+
+    head = matchlog.header(game, dict(CONFIG if config is None else config), list(players),
+                           started, device=device, game_no=game_no)
+    recs, states = board_records(head, actions, seq=seq, end=end)
+    if end and recs[-1].get("type") != "E":  # no winner: ended as the next game starts
+        recs.append({"seq": recs[-1]["seq"] + 1, "type": "E", "end": {"winner": None}})
+    signed = sign_records(recs, key, device)
+    import uuid
+
+    path = Path(tmp) / ("a-%s.sqlite3" % uuid.uuid4().hex)
+    with Archive(path, create=True) as db:
+        bid = db.board({"device": device, "board": "five-pins", "game": game})
+        db.ingest(bid, recs, states, resync=True)
+        g = db.games()[-1]
+        if not end:
+            db.set_head(bid, signed)
+            g = db.games()[-1]
+        return jsonl(db, g)

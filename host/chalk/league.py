@@ -191,7 +191,7 @@ class Collector:
             for g in [gid] + [g["id"] for g in rivals]:
                 db.dispute(g, "league", "two different games claim board %s game #%d: accept "
                            "the true one and void the other" % (verdict.device, verdict.game_no),
-                           msg="fork-%s-%s" % (verdict.device, verdict.game_no))
+                           msg="fork-%s-%s-%d" % (verdict.device, verdict.game_no, g))
             self.say("league: %s" % text)
         elif verdict.grade == "legacy" and self.league.legacy == "pending":
             db.dispute(gid, "league", "signed with a legacy key, which the pub holds: accept "
