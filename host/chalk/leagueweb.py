@@ -195,11 +195,13 @@ def create_app(league, db_path, token=None, status=None):
         body, err = await body_of(request)
         if err:
             return err
+        def raise_it(gid, note):
+            with LeagueDB(db_path) as db:
+                return db.dispute(gid, "league", note)
         try:
             gid = int(request.path_params["gid"])
             note = check_note(body.get("note"))
-            with LeagueDB(db_path) as db:
-                did = await run_in_threadpool(db.dispute, gid, "league", note)
+            did = await run_in_threadpool(raise_it, gid, note)
         except ValueError:
             return _error(404, "no game %r" % request.path_params["gid"][:40])
         except ChalkError as e:
@@ -207,16 +209,21 @@ def create_app(league, db_path, token=None, status=None):
         return JSONResponse({"result": {"dispute": did, "game": gid, "status": "pending"}})
 
     async def api_resolve(request):
+        from starlette.concurrency import run_in_threadpool
+
         from chalk.mqtt_outbox import check_note
 
         body, err = await body_of(request)
         if err:
             return err
+
+        def resolve_it(did, outcome, note):
+            with LeagueDB(db_path) as db:
+                db.resolve(did, outcome, note)
         try:
             did = int(request.path_params["did"])
             note = check_note(body.get("note"))
-            with LeagueDB(db_path) as db:
-                db.resolve(did, body.get("outcome"), note)
+            await run_in_threadpool(resolve_it, did, body.get("outcome"), note)
         except ValueError:
             return _error(404, "no dispute %r" % request.path_params["did"][:40])
         except ChalkError as e:
