@@ -175,3 +175,5 @@ if __name__ == "__main__":
     bench_archive.main()
     print()
     bench_serve.main()
+    print()
+    __import__("bench.bench_league").bench_league.main()  # a league over MQTT
