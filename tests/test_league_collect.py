@@ -168,6 +168,7 @@ def test_games_the_rules_do_not_count_say_why(world, case, status, why):
     if case == "unknown_board":
         text, _ = w.log("board-x", 1, ["Ann", "Bob"], 10)
         w.c.keys.add(w.keys["board-x"], "board-x")
+        w.c.keys.save()
     elif case == "wrong_venue":
         text, _ = w.log("board-a", 1, ["Ann", "Bob"], 10)
     elif case == "stranger":
@@ -268,3 +269,13 @@ def test_unreadable_or_foreign_messages_are_refused_in_words(world):
     assert w.acks[-1][3] == "refused"
     body = snapshot(w.league, w.db)
     assert body["filed"] == 2 and any("pirate" in p for p in body["problems"])
+
+
+def test_a_board_enrolled_while_the_league_runs_is_verified_from_then_on(world):
+    w = world
+    w.send("crown", w.log("board-a", 1, ["Ann", "Bob"], 14)[0])  # the store is read
+    other = KeyStore(w.league.keys)  # `chalk league enrol` in another process
+    other.add(w.keys["board-x"], "board-x")
+    other.save()
+    ack = w.send("crown", w.log("board-x", 1, ["Ann", "Bob"], 15)[0])
+    assert ack[2] == "ok-finished" and "not enrolled" in ack[4]

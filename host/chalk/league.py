@@ -58,6 +58,8 @@ class Collector:
             broker, "chalk-league-%s" % league.id, on_up=self._up, on_message=self._message,
             will=(league_topic(league.id, "status"), "offline"))
         self._standings_version = None
+        self._keys_mtime = None
+        self.keys = None
         self.published = threading.Event()  # set after each standings message
 
     def start(self):
@@ -86,7 +88,8 @@ class Collector:
             try:
                 if db is None:
                     db = LeagueDB(self.db_path, create=True)
-                    self.keys = load_keys(self.league)
+                    self._keys_mtime = None
+                    self._fresh_keys()
                     self._reverify(db)
                     self._publish_standings(db, force=True)
                 try:
@@ -164,6 +167,7 @@ class Collector:
         same = db.by_sha(sha)
         if same is not None:
             return self._replay(db, venue, msg_id, sha, same)
+        self._fresh_keys()
         verdict = (leaguecheck.check_log(text, self.keys) if text is not None else
                    leaguecheck.Verdict("unreadable", reasons=["the log is not UTF-8 text"]))
         if verdict.finished and verdict.device and verdict.game_no is not None:
@@ -251,6 +255,16 @@ class Collector:
         self.say("league: game %d disputed by %s: %s" % (gid, venue, note))
         self._ack(venue, msg_id, sha, None, "pending", "dispute %d recorded: game %d is "
                   "pending until the league resolves it" % (did, gid))
+
+    def _fresh_keys(self):
+        """The key store read again when it changed (a board enrolled while this runs)."""
+        try:
+            mtime = self.league.keys.stat().st_mtime_ns
+        except OSError:
+            mtime = None
+        if mtime != self._keys_mtime or getattr(self, "keys", None) is None:
+            self.keys = load_keys(self.league)
+        self._keys_mtime = mtime
 
     def _reverify(self, db):
         """Games whose board's key was not known when they came: checked again."""

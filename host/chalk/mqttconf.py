@@ -17,7 +17,7 @@ import json
 import os
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from chalk.errors import ChalkError
@@ -328,11 +328,3 @@ class Connection:
     def _message(self, client, userdata, msg):
         if self.on_message is not None:
             self.on_message(msg.topic, msg.payload, bool(msg.retain))
-
-
-@dataclass
-class Status:
-    """What a component says about its broker, for pages and logs."""
-    connected: bool = False
-    problem: str = None
-    counts: dict = field(default_factory=dict)
