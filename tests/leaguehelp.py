@@ -4,15 +4,13 @@ mode), with what the rules say each gave."""
 
 import json
 import os
-import subprocess
 import sys
-import threading
 import urllib.request
 from pathlib import Path
 
 from chalk.randomgame import random_match
 from scoreboard.rules import new_game
-from tests.mqttbroker import ROOT, wait_until
+from tests.mqttbroker import launch, stop_process, wait_until
 
 GAME = "five-pins"
 CONFIG = {"target": 8, "sets": 3}  # short sets: a game is 20-40 shots
@@ -105,25 +103,9 @@ class LeagueProc:
     def start(self):
         cmd = [sys.executable, "-m", "chalk.cli", "league", "run", "--config",
                str(self.config), "--http-port", "0"] + self.args
-        self.log = open(Path(self.config).parent / "league.log", "a+")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True,
-                                     env=self.env, cwd=str(ROOT))
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            if line.startswith("standings at "):
-                self.url = line.split()[2].rstrip("/")
-                break
-        if self.url is None:
-            self.proc.wait(10)
-            self.log.seek(0)
-            raise RuntimeError("chalk league did not start: %s%s" % (
-                "".join(self.lines), self.log.read()))
-        threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
+        self.proc, self.log, self.url, self.lines = launch(
+            cmd, self.env, Path(self.config).parent / "league.log", "standings at ")
         return self
-
-    def _drain(self, proc):
-        for line in proc.stdout:
-            self.lines.append(line)
 
     def get(self, path):
         with urllib.request.urlopen(self.url + path, timeout=30) as r:
@@ -138,13 +120,7 @@ class LeagueProc:
                           what, every=0.1)
 
     def stop(self, kill=False):
-        if self.proc is not None and self.proc.poll() is None:
-            (self.proc.kill if kill else self.proc.terminate)()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, kill)
         if self.proc is not None:
             self.log.close()
         self.proc = None

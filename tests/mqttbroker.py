@@ -286,6 +286,43 @@ def _ok(pred, payload):
         return False
 
 
+def launch(cmd, env, log_path, marker):
+    """A chalk command in a process of its own, up once it prints a line starting `marker`
+    (its address the line's third word): (process, log file, url, lines printed). Its output
+    is read on by a thread of its own, into the same list."""
+    log = open(log_path, "a+")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, env=env,
+                            cwd=str(ROOT))
+    lines, url = [], None
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith(marker):
+            url = line.split()[2].rstrip("/")
+            break
+    if url is None:
+        proc.wait(10)
+        log.seek(0)
+        raise RuntimeError("%s did not start: %s%s" % (" ".join(map(str, cmd[2:5])),
+                                                      "".join(lines), log.read()))
+
+    def drain():
+        for line in proc.stdout:
+            lines.append(line)
+    threading.Thread(target=drain, daemon=True).start()
+    return proc, log, url, lines
+
+
+def stop_process(proc, kill=False):
+    if proc is not None and proc.poll() is None:
+        (proc.kill if kill else proc.terminate)()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode if proc is not None else None
+
+
 class Serve:
     """`chalk serve` in a process of its own, publishing to a broker (`mqtt_args`), its archive,
     serve file and key store under `dir`."""
@@ -307,26 +344,9 @@ class Serve:
                str(self.idle)] + self.mqtt_args
         for name, port in self.tables:
             cmd += ["--table", "%s=%s" % (name, port)]
-        self.log = open(self.dir / "serve.log", "a+")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True,
-                                     env=self.env, cwd=str(ROOT))
-        self.lines = []
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            if line.startswith("scoreboard at "):
-                self.url = line.split()[2].rstrip("/")
-                break
-        if self.url is None:
-            self.proc.wait(10)
-            self.log.seek(0)
-            raise RuntimeError("chalk serve did not start: %s%s" % ("".join(self.lines),
-                                                                   self.log.read()))
-        threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
+        self.proc, self.log, self.url, self.lines = launch(
+            cmd, self.env, self.dir / "serve.log", "scoreboard at ")
         return self
-
-    def _drain(self, proc):
-        for line in proc.stdout:
-            self.lines.append(line)
 
     def call(self, method, path, body=None, headers=None):
         import urllib.error
@@ -364,19 +384,9 @@ class Serve:
         return r["result"]
 
     def stop(self, kill=False):
-        if self.proc is not None and self.proc.poll() is None:
-            if kill:
-                self.proc.kill()
-            else:
-                self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        rc = stop_process(self.proc, kill)
         if self.proc is not None:
             self.log.close()
-        rc = self.proc.returncode if self.proc is not None else None
         self.proc = None
         return rc
 

@@ -1,7 +1,6 @@
 """chalk league: a league over MQTT: collect the venues' finished games, verify, file and rank
 them, serve the standings; disputes; the Mosquitto bridge and broker configs (docs/league.md)."""
 
-import argparse
 import os
 import signal
 import sys
@@ -329,18 +328,9 @@ def acl(args):
     return 0
 
 
-def _seconds_port(text):
-    try:
-        n = int(text)
-    except ValueError:
-        n = -1
-    if not 0 <= n <= 65535:
-        raise argparse.ArgumentTypeError("%r is not a TCP port" % text)
-    return n
-
-
 def register(sub):
     from chalk import mqttconf
+    from chalk.commands.serve import _tcp_port
 
     p = sub.add_parser(
         "league", help="a league: collect venues' games over MQTT, verify, rank, disputes",
@@ -370,7 +360,7 @@ def register(sub):
     mqttconf.add_broker_options(q, "of the league (default: the config's \"broker\")")
     q.add_argument("--host", default="127.0.0.1", help="address of the pages (default "
                    "%(default)s; 0.0.0.0 for the network)")
-    q.add_argument("--http-port", type=_seconds_port, default=8431, metavar="N",
+    q.add_argument("--http-port", type=_tcp_port, default=8431, metavar="N",
                    help="TCP port of the pages (default %(default)s)")
     q.add_argument("--token", help="the control token for disputes from other machines "
                    "(default $CHALK_LEAGUE_TOKEN, else league.token beside the archive)")
@@ -419,7 +409,7 @@ def register(sub):
     q.add_argument("--live", action="store_true", help="also carry the tables' live state")
     q.add_argument("-o", "--output", metavar="FILE")
     q = cmd("broker-config", broker_config, "a mosquitto.conf for the league's broker")
-    q.add_argument("--port", type=_seconds_port, default=1883)
+    q.add_argument("--port", type=_tcp_port, default=1883)
     q.add_argument("--password-file", required=True, metavar="FILE",
                    help="mosquitto_passwd's file of the venues' and the league's users")
     q.add_argument("--acl-file", required=True, metavar="FILE")
