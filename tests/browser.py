@@ -44,8 +44,10 @@ def find_chromium():
         " ".join(PACKAGES))
 
 
-def chrome(paths, width=1280, height=800):
-    """A headless Chromium under Selenium."""
+def chrome(paths, width=1280, height=800, dark=None):
+    """A headless Chromium under Selenium whose page is exactly width x height CSS pixels (a
+    phone's below 600 px wide, with touch and its own scroll bars), preferring a dark or a
+    light colour scheme if asked (None: Chromium's own, light)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -56,7 +58,18 @@ def chrome(paths, width=1280, height=800):
                 "--no-first-run", "--disable-extensions", "--disable-background-networking",
                 "--window-size=%d,%d" % (width, height)):
         opts.add_argument(arg)
-    return webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+    size(drv, width, height)
+    if dark is not None:
+        drv.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
+            {"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]})
+    return drv
+
+
+def size(drv, width, height):
+    """Make the page's viewport exactly width x height CSS pixels."""
+    drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
 
 
 class Served:
@@ -130,6 +143,93 @@ class Served:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+GAMES = ("shove-hapenny", "five-pins", "texas-42", "seven-pins", "novuss", "domino-bingo",
+         "tally")
+LONG_NAMES = ["Bartholomew Fotheringham-Smythe", "Maximiliana Oyelaran-Vasquez",
+              "Annabel", "Christopher"]
+
+
+def sample_status(game, actions=8, players=None, warnings=(), game_no=3):
+    """The `state` reply a board of `game` gives after the first `actions` actions of its
+    sample game (host/chalk/samples), as a board would send it."""
+    from scoreboard import matchlog
+    from scoreboard.rules import new_game
+
+    lines = (ROOT / "host" / "chalk" / "samples" / (game + ".jsonl")).read_text().splitlines()
+    head = json.loads(lines[0])
+    g = new_game(head["game"], head["config"])
+    last = None
+    for line in lines[1:actions + 1]:
+        last = matchlog.strip_meta(json.loads(line))
+        last.pop("t", None)
+        g.apply(last)
+    return {"game": game, "game_no": game_no, "last_seq": actions + 1, "state": g.state(),
+            "players": players or head["players"], "last": json.dumps(last)[:40],
+            "warnings": list(warnings), "note": None, "mode": "scoring",
+            "screen": ["", ""], "outcome": None}
+
+
+class _Heard:
+    """A board link that has just heard its board (a table that is scoring)."""
+
+    beat = None
+    ser = None
+    noise = ()
+
+    @property
+    def heard(self):
+        return time.monotonic()
+
+
+class PageServer:
+    """The venue's pages for tables with given statuses, served in this process (uvicorn in a
+    thread, 127.0.0.1, a free port): for layout tests, which need tables in every state and
+    game but no boards. `tables`: [(name, status or None, scoring)]."""
+
+    def __init__(self, tmp, tables, db_path=None):
+        import socket
+        import threading
+
+        import uvicorn
+
+        from chalk import serve, web
+        from chalk.commands.serve import uvicorn_config
+
+        self.venue = serve.Venue(str(Path(tmp) / "pages.sqlite3"), say=lambda text: None)
+        for name, status, scoring in tables:
+            t = self.venue.add(name, "/dev/null-" + name)
+            t.status = status
+            if scoring:
+                t.phase, t.link = "live", _Heard()
+        app = web.create_app(self.venue, db_path=db_path)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn_config(app))
+        self.server.install_signal_handlers = lambda: None  # uvicorn < 0.29
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the page server did not start")
+            time.sleep(0.02)
+
+    def close(self):
+        self.venue.stop.set()
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def play(served, table, trace_lines, chunk=24):

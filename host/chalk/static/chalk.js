@@ -26,7 +26,10 @@
     a.setAttribute("href", a.getAttribute("href") + query);  // a TV stays a TV
   });
 
-  var MIN_PX = 16;  // a card's type size; its smallest text is 0.75 of it: never under 12 px
+  // A card's type size: its smallest text is 0.75 of it, so never under 12 px at MIN_PX (a
+  // phone never goes below); a full TV (twelve tables, all with warnings) may go to FLOOR_PX
+  // rather than cut a card.
+  var MIN_PX = 16, FLOOR_PX = 12;
   var TITLES = {
     "silent": "NOT SCORING",
     "stopped": "NOT SCORING",
@@ -157,7 +160,7 @@
       empty = null;
     }
     document.body.setAttribute("data-updated", String(Date.now()));
-    layout();
+    layout(old ? c : null);
   }
 
   function only(names) {
@@ -173,7 +176,7 @@
                  : "No table is being served.");
       root.appendChild(empty);
     }
-    layout();
+    layout(null);
   }
 
   // -- filling the screen ------------------------------------------------------------------
@@ -183,60 +186,112 @@
     return Boolean(single) || (window.innerWidth >= 900 && window.innerHeight >= 480);
   }
 
-  function fits(list) {
-    for (var i = 0; i < list.length; i++) {
-      var c = list[i];
-      if (c.scrollHeight > c.clientHeight + 1 || c.scrollWidth > c.clientWidth + 1) return false;
+  function fits(c) {
+    if (c.scrollHeight > c.clientHeight + 1 || c.scrollWidth > c.clientWidth + 1) return false;
+    // Nothing sticks out of its box: the marks of a bed, a word of a name (names break
+    // between words, and inside one only on a card "squeezed" for want of room).
+    var inner = c.querySelectorAll(".bed, .name, .table-name");
+    for (var i = 0; i < inner.length; i++) {
+      if (inner[i].scrollWidth > inner[i].clientWidth + 1) return false;
     }
     return true;
   }
 
-  var pending = false;
-  function layout() {
-    if (pending) return;
-    pending = true;
-    window.requestAnimationFrame(function () {
-      pending = false;
-      fit();
-    });
+  function search(c, lo) {
+    var hi = Math.max(lo, c.clientHeight / 3);
+    c.style.fontSize = lo + "px";
+    if (!fits(c)) return 0;
+    for (var i = 0; i < 14 && hi - lo > 0.25; i++) {
+      var mid = (lo + hi) / 2;
+      c.style.fontSize = mid + "px";
+      if (fits(c)) lo = mid; else hi = mid;
+    }
+    c.style.fontSize = lo + "px";
+    return lo;
   }
 
-  function fit() {
-    var list = root.querySelectorAll(".table-card");
-    var n = list.length;
-    html.classList.remove("fill");
-    root.style.fontSize = "";
-    if (!fills() || !n) return;
-    html.classList.add("fill");
-    // Columns: the grid whose cells are the biggest cards of about 3:2.
-    var W = root.clientWidth, H = root.clientHeight, cols = 1, best = 0;
-    for (var k = 1; k <= n; k++) {
-      var r = Math.ceil(n / k);
-      var size = Math.min(W / k / 3, H / r / 2);
-      if (size > best) {
-        best = size;
-        cols = k;
-      }
+  function fitCard(c) {
+    // The largest type at which the card shows everything it holds (a binary search); with
+    // names that would not fit even then, broken inside words. 0: it does not fit at all.
+    var tries = [[false, MIN_PX], [true, MIN_PX], [true, FLOOR_PX]];
+    for (var i = 0; i < tries.length; i++) {
+      c.classList.toggle("squeezed", tries[i][0]);
+      var size = search(c, tries[i][1]);
+      if (size) return size;
     }
+    return 0;
+  }
+
+  function arrange(list, cols) {
+    var n = list.length, rows = Math.ceil(n / cols), spare = cols * rows - n;
     root.style.setProperty("--cols", cols);
-    root.style.setProperty("--rows", Math.ceil(n / cols));
-    // The largest type at which every card shows everything it holds.
-    var lo = MIN_PX, hi = Math.max(MIN_PX, H / Math.ceil(n / cols) / 4);
-    root.style.fontSize = lo + "px";
-    if (!fits(list)) {  // too much for the screen even small: cards one under another
-      html.classList.remove("fill");
-      root.style.fontSize = "";
+    root.style.setProperty("--rows", rows);
+    for (var i = 0; i < n; i++) {  // the last card takes the cells left over in its row
+      list[i].style.gridColumn = i === n - 1 && spare ? "span " + (spare + 1) : "";
+    }
+  }
+
+  var chosen = null;  // {key, cols}: the grid for this many cards on this screen
+  var pending = null;
+  function layout(c) {
+    // Fit one card again (its view changed), or every card (null: tables came or went, the
+    // screen changed): in the next animation frame, once.
+    if (pending === null) {
+      pending = [];
+      window.requestAnimationFrame(function () {
+        var which = pending;
+        pending = null;
+        fit(which);
+      });
+    }
+    if (pending !== "all") {
+      if (c && pending.indexOf(c) < 0) pending.push(c); else if (!c) pending = "all";
+    }
+  }
+
+  function unfill(list) {
+    html.classList.remove("fill");
+    for (var i = 0; i < list.length; i++) {
+      list[i].classList.remove("squeezed");
+      list[i].style.fontSize = "";
+      list[i].style.gridColumn = "";
+    }
+  }
+
+  function fit(which) {
+    var list = Array.prototype.slice.call(root.querySelectorAll(".table-card"));
+    var n = list.length;
+    if (!fills() || !n) {
+      unfill(list);
+      chosen = null;
       return;
     }
-    for (var i = 0; i < 12 && hi - lo > 0.5; i++) {
-      var mid = (lo + hi) / 2;
-      root.style.fontSize = mid + "px";
-      if (fits(list)) lo = mid; else hi = mid;
+    html.classList.add("fill");
+    var key = n + ":" + root.clientWidth + "x" + root.clientHeight;
+    if (chosen === null || chosen.key !== key) {
+      // The grid whose cards are the biggest (in type size, on the whole), every card fitting:
+      // a few column counts around the square's.
+      var best = null, around = Math.ceil(Math.sqrt(n));
+      for (var cols = Math.max(1, around - 1); cols <= Math.min(n, around + 2); cols++) {
+        arrange(list, cols);
+        var logs = 0;
+        for (var i = 0; i < n && logs > -Infinity; i++) logs += Math.log(fitCard(list[i]));
+        if (best === null || logs > best.score) best = {cols: cols, score: logs};
+      }
+      chosen = {key: key, cols: best.cols};
+      which = "all";
     }
-    root.style.fontSize = lo + "px";
+    arrange(list, chosen.cols);
+    var todo = which === "all" ? list : which.filter(function (c) { return c.parentNode; });
+    for (var j = 0; j < todo.length; j++) {
+      if (!fitCard(todo[j])) {  // too much for the screen even small: cards one under another
+        unfill(list);
+        return;
+      }
+    }
   }
 
-  window.addEventListener("resize", layout);
+  window.addEventListener("resize", function () { layout(null); });
 
   // -- live: the server's stream, and its heartbeat ----------------------------------------
   var heardAt = Date.now();
@@ -250,7 +305,6 @@
     document.body.setAttribute("data-server", up ? "live" : "gone");
     linkState.hidden = up;
     linkState.textContent = up ? "" : "NOT LIVE: no contact with the server";
-    layout();
   }
 
   function heard() {
@@ -284,8 +338,11 @@
     var done = Array.prototype.filter.call(root.querySelectorAll(".refused"), function (r) {
       return Number(r.getAttribute("data-end")) <= Date.now();
     });
-    done.forEach(function (r) { r.parentNode.removeChild(r); });
-    if (done.length) layout();
+    done.forEach(function (r) {
+      var c = r.parentNode;
+      c.removeChild(r);
+      layout(c);
+    });
     // Two beats missed: the server is gone (stopped, or the network between). The browser
     // reconnects a broken stream by itself; one it gave up on is opened again here.
     if (Date.now() - heardAt > (2 * beatS + 0.5) * 1000) {
