@@ -73,19 +73,23 @@ def size(drv, width, height):
 
 
 class Served:
-    """`chalk serve` in its own process on 127.0.0.1 (a free port), serving `tables`
-    [(name, port)], with its serve file and archive under `tmp`."""
+    """`chalk serve` in its own process on 127.0.0.1 (a free port, or `http_port`), serving
+    `tables` [(name, port)], with its serve file and archive under `tmp`. Everything it prints
+    is kept in `lines` (read as it comes, so a chatty server never blocks on its pipe)."""
 
-    def __init__(self, tmp, tables, idle=2.0):
+    def __init__(self, tmp, tables, idle=2.0, http_port=0, env=None, args=()):
+        import threading
+
         self.tmp = Path(tmp)
         self.env = dict(os.environ, CHALK_SERVE_FILE=str(self.tmp / "serve.json"),
                         CHALK_DB=str(self.tmp / "archive.sqlite3"))
         self.env.pop("CHALK_PORT", None)
-        cmd = [sys.executable, "-m", "chalk.cli", "serve", "--http-port", "0",
-               "--idle", str(idle)]
+        self.env.update(env or {})
+        cmd = [sys.executable, "-m", "chalk.cli", "serve", "--http-port", str(http_port),
+               "--idle", str(idle)] + list(args)
         for name, port in tables:
             cmd += ["--table", "%s=%s" % (name, port)]
-        self.log = open(self.tmp / "serve.log", "w+")
+        self.log = open(self.tmp / "serve.log", "a+")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True,
                                      env=self.env, cwd=str(ROOT))
         self.url = None
@@ -100,6 +104,17 @@ class Served:
             self.log.seek(0)
             raise RuntimeError("chalk serve did not start: %s%s" % ("".join(self.lines),
                                                                    self.log.read()))
+        self.port = int(self.url.rsplit(":", 1)[1])
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def said(self, text):
+        """Whether the server printed a line holding `text`."""
+        return any(text in line for line in list(self.lines))
 
     def get(self, path):
         with urllib.request.urlopen(self.url + path, timeout=10) as r:
@@ -130,11 +145,11 @@ class Served:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                rest = self.proc.communicate(timeout=20)[0]
+                self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                rest = self.proc.communicate()[0]
-            self.lines.append(rest or "")
+                self.proc.wait()
+        self._reader.join(10)
         self.log.close()
         return self.proc.returncode
 

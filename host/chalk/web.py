@@ -45,7 +45,7 @@ LOCAL = ("127.0.0.1", "::1", "localhost")
 # gone (and says so on every card) rather than showing frozen scores as live.
 SERVER_BEAT_S = HEARTBEAT_S
 RETRY_MS = 1000  # how soon a browser reconnects a broken event stream
-BODY_MAX = 64 * 1024  # bytes of a control request's body
+BODY_MAX = 1024 * 1024  # bytes of a control request's body (a board takes 1 KB frames)
 GAME_ID = re.compile(r"[0-9]{1,18}")  # an archive's game id, as SQLite can hold it
 
 
