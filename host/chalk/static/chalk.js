@@ -330,6 +330,19 @@
     source.addEventListener("beat", heard);
   }
 
+  // A page left for another (kept by the browser for its back button) lets its stream go: a
+  // browser opens few connections to one server, and a phone's old pages must not hold them.
+  window.addEventListener("pagehide", function () {
+    if (source) source.close();
+    source = null;
+  });
+  window.addEventListener("pageshow", function () {
+    if (!source) {
+      heardAt = Date.now();
+      connect();
+    }
+  });
+
   JSON.parse(document.getElementById("initial").textContent).forEach(show);
   if (!Object.keys(cards).length) only([]);
   document.body.setAttribute("data-live", "0");
@@ -347,7 +360,7 @@
     // reconnects a broken stream by itself; one it gave up on is opened again here.
     if (Date.now() - heardAt > (2 * beatS + 0.5) * 1000) {
       setLive(false);
-      if (source.readyState === 2) connect();
+      if (source && source.readyState === 2) connect();
     }
   }, 250);
 })();
