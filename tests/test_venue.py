@@ -105,6 +105,34 @@ def test_a_board_frozen_6_s_is_not_scoring_within_a_beat_and_scores_again_at_onc
     served.wait_table("window", lambda t: t["view"]["rows"][0]["score"] == "0")
 
 
+def test_chalk_watch_through_the_server_says_not_scoring_and_scores_again(five):
+    import select
+
+    sim, served = five
+    watch = subprocess.Popen([sys.executable, "-m", "chalk.cli", "watch", "--port", "window"],
+                             env=served.env, cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+
+    def line(deadline_s):
+        ready, _, _ = select.select([watch.stdout], [], [], deadline_s)
+        assert ready, "chalk watch printed nothing in %.1f s" % deadline_s
+        return watch.stdout.readline()
+
+    try:
+        assert "five-pins game" in line(30)
+        freeze(sim)
+        try:
+            text = line(NOTICE)
+            assert "NOT SCORING: Table window: the board does not answer" in text, text
+        finally:
+            thaw(sim)
+        text = line(BACK)
+        assert "five-pins game" in text and "NOT SCORING" not in text, text
+    finally:
+        watch.terminate()
+        watch.wait(10)
+
+
 def test_the_service_view_is_not_scoring_and_back(five):
     sim, served = five
     code, body = served.post("/api/tables/window/request", {"cmd": "service",

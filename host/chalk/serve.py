@@ -802,6 +802,17 @@ class RemoteBoard:
         self.info = data.get("info") or {}
         return self.info
 
+    def condition(self):
+        """(state, why) of the table as the server sees it (serve.STATES); `chalk watch` shows
+        it as NOT SCORING. A server that does not answer is said so."""
+        try:
+            status, data = self._call("GET", self._table_path(), timeout=5.0)
+        except (OSError, ChalkError, http.client.HTTPException):
+            return "server gone", "chalk serve does not answer: is it still running?"
+        if status != 200:
+            return "server gone", data.get("error") or "chalk serve has no table %s" % self.table
+        return data.get("state", SCORING), data.get("problem")
+
     def request(self, cmd, args=None, timeout=5.0, retries=2, progress=()):
         from chalk.link import BoardError
 
