@@ -265,8 +265,11 @@ def play(served, table, trace_lines, chunk=24):
 
 
 def screenshots(out_dir):
-    """docs/venue-tables.png and docs/venue-table.png: three simulated tables mid-game (five
-    pins, shove ha'penny, texas-42 on a scorepad)."""
+    """docs/venue-tables.png (a TV: the venue page with ?tv), docs/venue-table.png (one table's
+    page, light) and docs/venue-phone.png (a phone, one table not scoring): three simulated
+    tables mid-game (five pins, shove ha'penny, texas-42 on a scorepad)."""
+    import os
+    import signal
     import tempfile
 
     from chalk.sim import Sim
@@ -299,18 +302,35 @@ def screenshots(out_dir):
                     status, body = served.post("/api/tables/%s/request" % name,
                                                {"cmd": "act", "args": {"action": action}})
                     assert status == 200, body
-            served.wait_table("snug", lambda t: t["view"]["headline"].startswith("turn ") and
-                              int(t["view"]["headline"].split()[1]) >= 9, timeout=300)
+            served.wait_table("snug", lambda t: (t["view"]["seq"] or 0) >= 14, timeout=300)
             drv = chrome(paths, 1920, 1080)
             try:
-                for path, name in (("/?theme=dark", "venue-tables.png"),
+                for path, name in (("/?tv", "venue-tables.png"),
                                    ("/table/snug?theme=light", "venue-table.png")):
                     drv.get(served.url + path)
                     _wait_live(drv)
+                    wait_drawn(drv)
                     drv.save_screenshot(str(out / name))
                     print("wrote", out / name)
             finally:
                 drv.quit()
+            # The phone: its owner prefers light; the scorepad's board is frozen meanwhile.
+            os.killpg(sp.proc.pid, signal.SIGSTOP)
+            try:
+                served.wait_table("bar", lambda t: t["state"] == "silent")
+                drv = chrome(paths, 360, 740, dark=False)
+                try:
+                    drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+                        "width": 360, "height": 740, "deviceScaleFactor": 2, "mobile": True})
+                    drv.get(served.url + "/")
+                    _wait_live(drv)
+                    wait_drawn(drv)
+                    drv.save_screenshot(str(out / "venue-phone.png"))
+                    print("wrote", out / "venue-phone.png")
+                finally:
+                    drv.quit()
+            finally:
+                os.killpg(sp.proc.pid, signal.SIGCONT)
 
 
 def _wait_live(drv, timeout=30):
@@ -318,6 +338,18 @@ def _wait_live(drv, timeout=30):
 
     WebDriverWait(drv, timeout).until(
         lambda d: d.find_element("tag name", "body").get_attribute("data-live") == "1")
+
+
+def wait_drawn(drv, timeout=30):
+    """The page has loaded and laid itself out (two animation frames after the last change)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(drv, timeout, poll_frequency=0.05).until(lambda d: d.execute_script(
+        "return document.readyState === 'complete'"))
+    drv.execute_async_script("""
+        var done = arguments[arguments.length - 1];
+        requestAnimationFrame(function () { requestAnimationFrame(function () { done(); }); });
+    """)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,16 @@ import time
 
 import pytest
 
-from tests.browser import GAMES, LONG_NAMES, PageServer, chrome, find_chromium, sample_status, size
+from tests.browser import (
+    GAMES,
+    LONG_NAMES,
+    PageServer,
+    chrome,
+    find_chromium,
+    sample_status,
+    size,
+    wait_drawn,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -86,18 +95,6 @@ def measure(drv, url):
     drv.get(url)
     wait_drawn(drv)
     return drv.execute_script(_MEASURE)
-
-
-def wait_drawn(drv, timeout=30):
-    """The page is live and has laid itself out (two animation frames after the last change)."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(drv, timeout, poll_frequency=0.05).until(lambda d: d.execute_script(
-        "return document.readyState === 'complete'"))
-    drv.execute_async_script("""
-        var done = arguments[arguments.length - 1];
-        requestAnimationFrame(function () { requestAnimationFrame(function () { done(); }); });
-    """)
 
 
 def test_every_page_fits_a_phone_and_a_tv(tmp_path, chromium_paths, archive):

@@ -46,7 +46,7 @@ def tables_wanted(args):
                                      or os.path.basename(port.rstrip("/")) or "table")
         name, i = base, 2
         while name in names:
-            name, i = "%s-%d" % (base, i), i + 1
+            name, i = "%s-%d" % (base[:36], i), i + 1
         names.add(name)
         out.append((name, port))
     seen = set()
