@@ -459,3 +459,38 @@ def test_a_bidi_override_in_a_name_cannot_reverse_the_rest_of_a_line(tmp_path):
         if evil in s:
             assert "\u2068" + evil + "\u2069" in s  # isolated: FSI ... PDI
     assert v["table"] == "window"
+
+
+def test_a_state_no_view_can_draw_never_breaks_the_pages(tmp_path):
+    from chalk import web
+    from tests.test_serve import LAN, _call
+
+    venue = serve.Venue(str(tmp_path / "a.sqlite3"), say=lambda text: None)
+    t = venue.add("window", "/dev/null")
+    t.status = {"game": "five-pins", "players": 7, "state": {"scores": "x", "sets": None}}
+    v = t.view()
+    assert "cannot be shown" in v["headline"] and v["table"] == "window"
+    app = web.create_app(venue)
+    for path in ("/", "/table/window", "/api/tables", "/api/tables/window"):
+        assert _call(app, "GET", path, LAN)[0] == 200, path
+
+
+def test_an_entry_the_board_refuses_is_on_the_table_for_a_few_seconds(tmp_path):
+    """A refusal at the table (the keypad's entry, a button) comes as a warn frame; the host's
+    own `act` is answered with the error instead. Shown with its rule id and reason, for
+    REFUSED_S seconds, then gone by itself (the venue's watcher takes it back)."""
+    from chalk.link import Frame
+
+    pushed = []
+    venue = serve.Venue(str(tmp_path / "a.sqlite3"), say=lambda text: None)
+    t = venue.add("bar", "/dev/null")
+    venue.changed = lambda table: pushed.append(table.view())
+    t._frame(None, Frame(7, "warn", {
+        "refused": "DB-6", "message": 'DB-6: the points of a hand add up to 162 at most '
+        '(trump 2); action {"a": "hand", "points": [150, 40]}; state {"big": [0, 0]}'}))
+    refused = pushed[-1]["refused"]
+    assert refused["rule"] == "DB-6" and 0 < refused["left"] <= serve.REFUSED_S
+    assert refused["reason"] == "the points of a hand add up to 162 at most (trump 2)"
+    t.refusal = (time.monotonic() - 0.01,) + t.refusal[1:]  # its time is up
+    t.check()
+    assert pushed[-1]["refused"] is None

@@ -117,17 +117,17 @@ def safe_table_name(text):
     return name if name and table_name_problem(name) is None else "table"
 
 
-def _texts(value, depth=0):
+def _texts(value):
     """Every str in a JSON value (keys too)."""
     if type(value) is str:
         yield value
     elif type(value) is dict:
         for k, v in value.items():
             yield k
-            yield from _texts(v, depth + 1)
+            yield from _texts(v)
     elif type(value) in (list, tuple):
         for v in value:
-            yield from _texts(v, depth + 1)
+            yield from _texts(v)
 
 
 def check_request(cmd, args):
@@ -248,7 +248,6 @@ class Table(Follower):
             self.phase = "connecting"
             self.link = None
             self._fail_pending("lost the connection to the board of table %s" % self.name)
-            self.venue.changed(self)
 
     def _board(self, info, port):
         super()._board(info, port)
@@ -417,7 +416,12 @@ class Table(Follower):
     def view(self):
         state, why = self._observe()
         # Not scoring: the last status known, under a NOT SCORING banner that says why.
-        v = views.view(self.status, self.name, scoring=state == SCORING, why=why)
+        try:
+            v = views.view(self.status, self.name, scoring=state == SCORING, why=why)
+        except Exception as e:  # a status no view can draw (a board's bug): said, not fatal
+            v = views.view(None, self.name, scoring=False, why=why)
+            v["headline"] = "the board's state cannot be shown (%s: %s)" % (
+                type(e).__name__, str(e)[:80])
         v["state"] = state
         v["scoring"] = state == SCORING
         v["why"] = why or ""
@@ -496,7 +500,7 @@ def _reason(rule, message):
 
 def _names(players):
     out = []
-    for p in players or []:
+    for p in players if type(players) is list else []:
         if type(p) is list:
             out += [str(x) for x in p]
         elif p:

@@ -62,14 +62,17 @@ def _watch_for_boards(venue, args, write):
     from chalk import serve
     from chalk.link import ports
 
+    said = None
     while not venue.stop.wait(args.rescan):
         try:
-            listing = ports()
-        except OSError:
-            continue
-        if venue.discover(listing, lambda p: serve.probe_name(p, args.baud), idle=args.idle,
-                          baud=args.baud):
-            write()
+            if venue.discover(ports(), lambda p: serve.probe_name(p, args.baud),
+                              idle=args.idle, baud=args.baud):
+                write()
+        except Exception as e:  # a port that cannot be listed or named: said, and looked again
+            why = "looking for boards: %s" % (e.message if isinstance(e, ChalkError) else e)
+            if why != said:
+                venue.say(why)
+                said = why
 
 
 def _tcp_port(text):
