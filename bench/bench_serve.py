@@ -103,6 +103,8 @@ def run(n, tmp, seconds=SECONDS):
             if line.startswith("scoreboard at"):
                 url = line.split()[2].rstrip("/")
                 break
+        said = []  # what it says meanwhile (read, so it never waits on a full pipe)
+        threading.Thread(target=lambda: said.extend(proc.stdout), daemon=True).start()
         deadline = time.monotonic() + 60 + 3 * n
         for i in range(n):
             while True:
@@ -146,7 +148,12 @@ def run(n, tmp, seconds=SECONDS):
         return len(sent), missing, len(errors), lat, alarms
     finally:
         proc.terminate()
-        err = proc.communicate(timeout=30)[1]
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        err = proc.stderr.read()
         if proc.returncode != 0 or err.strip():
             print("chalk serve ended with %s: %s" % (proc.returncode, err.strip()[-500:]))
         for s in sims:

@@ -179,12 +179,15 @@ def test_a_board_at_the_repl_is_stopped_and_says_what_to_do(five):
 
 def test_a_table_whose_board_is_not_there_says_so(tmp_path):
     gone = str(tmp_path / "ttyUSB9")
-    with Served(tmp_path, [("snug", gone)]) as served:
+    with Served(tmp_path, [("snug", gone)], args=["-q"]) as served:
         t = served.wait_table("snug", lambda t: t["problem"] and "no board" in t["problem"])
         assert t["state"] == "no connection" and not t["view"]["scoring"]
         assert "plug its USB cable back in" in t["problem"]
         code, body = served.post("/api/tables/snug/undo", {})
         assert code == 503 and "not connected" in body["error"]
+        # -q: no line per action, but a problem is said (once), for the service's journal.
+        served.wait_table("snug", lambda t: served.said("snug: no such port"))
+        assert sum("no such port" in line for line in served.lines) == 1
 
 
 # -- a table never dies of its input ---------------------------------------------------------

@@ -16,7 +16,6 @@ from tests.browser import (
     LONG_NAMES,
     PageServer,
     chrome,
-    find_chromium,
     sample_status,
     size,
     wait_drawn,
@@ -28,14 +27,6 @@ PHONE = (360, 740)
 TV = (1920, 1080)
 WARNINGS = ["+A1 A2 B9: peg mismatch", "pin.3 stuck: it has not changed for 10 minutes",
             "journal: the flash is full"]
-
-
-@pytest.fixture(scope="module")
-def chromium_paths():
-    paths, why = find_chromium()
-    if paths is None:
-        pytest.fail(why)
-    return paths
 
 
 @pytest.fixture(scope="module")

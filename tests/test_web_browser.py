@@ -12,17 +12,9 @@ import pytest
 from chalk.sim import Sim
 from chalk.traces import Trace
 from scoreboard.rules import new_game
-from tests.browser import Served, chrome, find_chromium, play
+from tests.browser import Served, chrome, play
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def chromium_paths():
-    paths, why = find_chromium()
-    if paths is None:
-        pytest.fail(why)
-    return paths
 
 
 def _wait(drv, pred, timeout=60):

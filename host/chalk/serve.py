@@ -249,6 +249,10 @@ class Table(Follower):
             self.link = None
             self._fail_pending("lost the connection to the board of table %s" % self.name)
 
+    def _report(self, res, rec):
+        if not self.venue.quiet:  # a line per action and game: not with -q
+            super()._report(res, rec)
+
     def _board(self, info, port):
         super()._board(info, port)
         self.info = dict(info, table=self.name)
@@ -551,9 +555,10 @@ def probe_name(port, baud=None):
 class Venue:
     """Every table served, and whoever listens to them (the web's event streams)."""
 
-    def __init__(self, db_path, say=print):
+    def __init__(self, db_path, say=print, quiet=False):
         self.db_path = db_path
         self.say = say
+        self.quiet = quiet  # no line per game and action (problems are always said)
         self.stop = threading.Event()
         self.tables = {}
         self._listeners = []  # (loop, asyncio.Queue, table name or None, kind)

@@ -166,8 +166,10 @@ def run(args):
     with Archive(db_path, create=True) as db:
         db.check_writable()  # a locked archive fails now, before any board is touched
     wanted = tables_wanted(args)
-    say = (lambda text: None) if args.quiet else (lambda text: print(text, flush=True))
-    venue = serve.Venue(db_path, say=say)
+    from chalk.text import printable
+
+    venue = serve.Venue(db_path, say=lambda text: print(printable(text), flush=True),
+                        quiet=args.quiet)
     for name, port in wanted:
         venue.add(name, port, idle=args.idle, baud=args.baud)
     token = args.token or os.environ.get("CHALK_TOKEN") or serve.new_token()
@@ -261,5 +263,5 @@ def register(sub):
                    "(default %(default)s; 0: never)")
     p.add_argument("--baud", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--quiet", "-q", action="store_true",
-                   help="no line per game and action, only start-up and errors")
+                   help="no line per game and action, only start-up and problems")
     p.set_defaults(func=run)
