@@ -31,7 +31,7 @@ from chalk.sim import Sim  # noqa: E402
 from scoreboard import matchlog  # noqa: E402
 
 SECONDS = 12
-BOARDS = (1, 2, 4, 8, 12)
+BOARDS = (1, 4, 8, 16, 24, 32)
 
 
 def post(url, body):
@@ -41,21 +41,27 @@ def post(url, body):
         return json.loads(r.read())
 
 
-def listen(url, seen, stop):
-    """Note (table, seq) -> first time the page's event stream showed it."""
+def listen(url, seen, stop, alarms=None):
+    """Note (table, seq) -> first time the page's event stream showed it; and in `alarms`
+    every (table, state) the page showed while not scoring."""
     with urllib.request.urlopen(url + "/api/events", timeout=60) as r:
-        data = None
+        data, event = None, None
         while not stop.is_set():
             line = r.readline()
             if not line:
                 return
             line = line.strip()
-            if line.startswith(b"data:"):
+            if line.startswith(b"event:"):
+                event = line[6:].strip().decode()
+            elif line.startswith(b"data:"):
                 data = json.loads(line[5:])
             elif not line and data is not None:
-                key = (data["table"], data.get("seq"))
-                seen.setdefault(key, time.monotonic())
-                data = None
+                if event == "view":
+                    key = (data["table"], data.get("seq"))
+                    seen.setdefault(key, time.monotonic())
+                    if alarms is not None and data.get("state", "scoring") != "scoring":
+                        alarms.append((data["table"], data.get("state")))
+                data, event = None, None
 
 
 def drive(url, table, sent, errors, stop):
@@ -79,7 +85,7 @@ def drive(url, table, sent, errors, stop):
             errors.append(str(e))
 
 
-def run(n, tmp):
+def run(n, tmp, seconds=SECONDS):
     tmp = Path(tmp)
     sims = [Sim("five-pins", flash=tmp / ("flash%d" % i), test_mode=True) for i in range(n)]
     for s in sims:
@@ -97,42 +103,57 @@ def run(n, tmp):
             if line.startswith("scoreboard at"):
                 url = line.split()[2].rstrip("/")
                 break
+        said = []  # what it says meanwhile (read, so it never waits on a full pipe)
+        threading.Thread(target=lambda: said.extend(proc.stdout), daemon=True).start()
+        deadline = time.monotonic() + 60 + 3 * n
         for i in range(n):
             while True:
                 with urllib.request.urlopen(url + "/api/tables/t%d" % i) as r:
                     if json.loads(r.read())["connected"]:
                         break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("table t%d never connected" % i)
                 time.sleep(0.1)
             post(url + "/api/tables/t%d/new" % i, {"game": "five-pins",
                                                    "config": {"target": 400}})
-        seen, sent, errors = {}, [], []
+        seen, sent, errors, alarms = {}, [], [], []
         stop, heard = threading.Event(), threading.Event()
-        threading.Thread(target=listen, args=(url, seen, heard), daemon=True).start()
+        threading.Thread(target=listen, args=(url, seen, heard, alarms), daemon=True).start()
         time.sleep(0.5)
         drivers = [threading.Thread(target=drive, args=(url, "t%d" % i, sent, errors, stop))
                    for i in range(n)]
         for d in drivers:
             d.start()
-        time.sleep(SECONDS)
+        time.sleep(seconds)
         stop.set()
         for d in drivers:
             d.join()
-        time.sleep(1.5)  # the last events' way to the listener (an upper bound, not a result)
+        # An action is on the page once a view of its table at its seq or later arrived: the
+        # last ones are waited for (10 s at most; one not there by then is missing).
+        deadline = time.monotonic() + 10
+        while True:
+            lat, missing = [], 0
+            for t, s, t0 in sent:
+                times = [at for (table, seq), at in list(seen.items())
+                         if table == t and type(seq) is int and seq >= s and at >= t0]
+                if times:
+                    lat.append(min(times) - t0)
+                else:
+                    missing += 1
+            if not missing or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         heard.set()
-        # An action is on the page once a view of its table at its seq or later arrived.
-        lat, missing = [], 0
-        for t, s, t0 in sent:
-            times = [at for (table, seq), at in seen.items()
-                     if table == t and type(seq) is int and seq >= s and at >= t0]
-            if times:
-                lat.append(min(times) - t0)
-            else:
-                missing += 1
         lat.sort()
-        return len(sent), missing, len(errors), lat
+        return len(sent), missing, len(errors), lat, alarms
     finally:
         proc.terminate()
-        err = proc.communicate(timeout=30)[1]
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        err = proc.stderr.read()
         if proc.returncode != 0 or err.strip():
             print("chalk serve ended with %s: %s" % (proc.returncode, err.strip()[-500:]))
         for s in sims:
@@ -143,25 +164,30 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p))] * 1000 if xs else float("nan")
 
 
-def main():
+def main(boards=BOARDS, seconds=SECONDS):
     print("chalk serve: boards at one action a second each, %d s each (goal: keeps up, page "
-          "update p95 < 1000 ms)" % SECONDS)
-    print("%6s %9s %8s %10s %10s %10s  %s" % ("boards", "actions", "missing", "p50 ms",
-                                              "p95 ms", "max ms", "keeps up"))
+          "update p95 < 1000 ms, never a table shown NOT SCORING)" % seconds)
+    print("%6s %9s %8s %10s %10s %10s %7s  %s" % ("boards", "actions", "missing", "p50 ms",
+                                                  "p95 ms", "max ms", "alarms", "keeps up"))
     best = 0
-    for n in BOARDS:
+    for n in boards:
         with tempfile.TemporaryDirectory() as tmp:
-            done, missing, errors, lat = run(n, tmp)
-        ok = not missing and not errors and done >= n * (SECONDS - 1) and pct(lat, 0.95) < 1000
-        print("%6d %9d %8d %10.0f %10.0f %10.0f  %s" % (
+            done, missing, errors, lat, alarms = run(n, tmp, seconds)
+        ok = not missing and not errors and done >= n * (seconds - 1) and \
+            pct(lat, 0.95) < 1000 and not alarms
+        print("%6d %9d %8d %10.0f %10.0f %10.0f %7d  %s" % (
             n, done, missing + errors, pct(lat, 0.5), pct(lat, 0.95),
-            lat[-1] * 1000 if lat else float("nan"), "yes" if ok else "no"), flush=True)
+            lat[-1] * 1000 if lat else float("nan"), len(alarms), "yes" if ok else "no"),
+            flush=True)
+        if alarms:
+            print("       shown not scoring: %s" % ", ".join(sorted(
+                {"%s (%s)" % a for a in alarms})[:8]))
         if not ok:
             break
         best = n
-    print("one chalk serve keeps up with %d board%s at one action a second each (goal: every "
-          "table of a pub, ~4-8)" % (best, "" if best == 1 else "s"))
+    print("one chalk serve keeps up with %d board%s at one action a second each (goal: 32)"
+          % (best, "" if best == 1 else "s"))
 
 
 if __name__ == "__main__":
-    main()
+    main([int(a) for a in sys.argv[1:]] or BOARDS)

@@ -44,8 +44,10 @@ def find_chromium():
         " ".join(PACKAGES))
 
 
-def chrome(paths, width=1280, height=800):
-    """A headless Chromium under Selenium."""
+def chrome(paths, width=1280, height=800, dark=None):
+    """A headless Chromium under Selenium whose page is exactly width x height CSS pixels (a
+    phone's below 600 px wide, with touch and its own scroll bars), preferring a dark or a
+    light colour scheme if asked (None: Chromium's own, light)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -56,23 +58,38 @@ def chrome(paths, width=1280, height=800):
                 "--no-first-run", "--disable-extensions", "--disable-background-networking",
                 "--window-size=%d,%d" % (width, height)):
         opts.add_argument(arg)
-    return webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+    size(drv, width, height)
+    if dark is not None:
+        drv.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
+            {"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]})
+    return drv
+
+
+def size(drv, width, height):
+    """Make the page's viewport exactly width x height CSS pixels."""
+    drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
 
 
 class Served:
-    """`chalk serve` in its own process on 127.0.0.1 (a free port), serving `tables`
-    [(name, port)], with its serve file and archive under `tmp`."""
+    """`chalk serve` in its own process on 127.0.0.1 (a free port, or `http_port`), serving
+    `tables` [(name, port)], with its serve file and archive under `tmp`. Everything it prints
+    is kept in `lines` (read as it comes, so a chatty server never blocks on its pipe)."""
 
-    def __init__(self, tmp, tables, idle=2.0):
+    def __init__(self, tmp, tables, idle=2.0, http_port=0, env=None, args=()):
+        import threading
+
         self.tmp = Path(tmp)
         self.env = dict(os.environ, CHALK_SERVE_FILE=str(self.tmp / "serve.json"),
                         CHALK_DB=str(self.tmp / "archive.sqlite3"))
         self.env.pop("CHALK_PORT", None)
-        cmd = [sys.executable, "-m", "chalk.cli", "serve", "--http-port", "0",
-               "--idle", str(idle)]
+        self.env.update(env or {})
+        cmd = [sys.executable, "-m", "chalk.cli", "serve", "--http-port", str(http_port),
+               "--idle", str(idle)] + list(args)
         for name, port in tables:
             cmd += ["--table", "%s=%s" % (name, port)]
-        self.log = open(self.tmp / "serve.log", "w+")
+        self.log = open(self.tmp / "serve.log", "a+")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True,
                                      env=self.env, cwd=str(ROOT))
         self.url = None
@@ -87,6 +104,17 @@ class Served:
             self.log.seek(0)
             raise RuntimeError("chalk serve did not start: %s%s" % ("".join(self.lines),
                                                                    self.log.read()))
+        self.port = int(self.url.rsplit(":", 1)[1])
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def said(self, text):
+        """Whether the server printed a line holding `text`."""
+        return any(text in line for line in list(self.lines))
 
     def get(self, path):
         with urllib.request.urlopen(self.url + path, timeout=10) as r:
@@ -117,11 +145,11 @@ class Served:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                rest = self.proc.communicate(timeout=20)[0]
+                self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                rest = self.proc.communicate()[0]
-            self.lines.append(rest or "")
+                self.proc.wait()
+        self._reader.join(10)
         self.log.close()
         return self.proc.returncode
 
@@ -130,6 +158,93 @@ class Served:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+GAMES = ("shove-hapenny", "five-pins", "texas-42", "seven-pins", "novuss", "domino-bingo",
+         "tally")
+LONG_NAMES = ["Bartholomew Fotheringham-Smythe", "Maximiliana Oyelaran-Vasquez",
+              "Annabel", "Christopher"]
+
+
+def sample_status(game, actions=8, players=None, warnings=(), game_no=3):
+    """The `state` reply a board of `game` gives after the first `actions` actions of its
+    sample game (host/chalk/samples), as a board would send it."""
+    from scoreboard import matchlog
+    from scoreboard.rules import new_game
+
+    lines = (ROOT / "host" / "chalk" / "samples" / (game + ".jsonl")).read_text().splitlines()
+    head = json.loads(lines[0])
+    g = new_game(head["game"], head["config"])
+    last = None
+    for line in lines[1:actions + 1]:
+        last = matchlog.strip_meta(json.loads(line))
+        last.pop("t", None)
+        g.apply(last)
+    return {"game": game, "game_no": game_no, "last_seq": actions + 1, "state": g.state(),
+            "players": players or head["players"], "last": json.dumps(last)[:40],
+            "warnings": list(warnings), "note": None, "mode": "scoring",
+            "screen": ["", ""], "outcome": None}
+
+
+class _Heard:
+    """A board link that has just heard its board (a table that is scoring)."""
+
+    beat = None
+    ser = None
+    noise = ()
+
+    @property
+    def heard(self):
+        return time.monotonic()
+
+
+class PageServer:
+    """The venue's pages for tables with given statuses, served in this process (uvicorn in a
+    thread, 127.0.0.1, a free port): for layout tests, which need tables in every state and
+    game but no boards. `tables`: [(name, status or None, scoring)]."""
+
+    def __init__(self, tmp, tables, db_path=None):
+        import socket
+        import threading
+
+        import uvicorn
+
+        from chalk import serve, web
+        from chalk.commands.serve import uvicorn_config
+
+        self.venue = serve.Venue(str(Path(tmp) / "pages.sqlite3"), say=lambda text: None)
+        for name, status, scoring in tables:
+            t = self.venue.add(name, "/dev/null-" + name)
+            t.status = status
+            if scoring:
+                t.phase, t.link = "live", _Heard()
+        app = web.create_app(self.venue, db_path=db_path)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn_config(app))
+        self.server.install_signal_handlers = lambda: None  # uvicorn < 0.29
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the page server did not start")
+            time.sleep(0.02)
+
+    def close(self):
+        self.venue.stop.set()
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def play(served, table, trace_lines, chunk=24):
@@ -150,8 +265,11 @@ def play(served, table, trace_lines, chunk=24):
 
 
 def screenshots(out_dir):
-    """docs/venue-tables.png and docs/venue-table.png: three simulated tables mid-game (five
-    pins, shove ha'penny, texas-42 on a scorepad)."""
+    """docs/venue-tables.png (a TV: the venue page with ?tv), docs/venue-table.png (one table's
+    page, light) and docs/venue-phone.png (a phone, one table not scoring): three simulated
+    tables mid-game (five pins, shove ha'penny, texas-42 on a scorepad)."""
+    import os
+    import signal
     import tempfile
 
     from chalk.sim import Sim
@@ -184,18 +302,35 @@ def screenshots(out_dir):
                     status, body = served.post("/api/tables/%s/request" % name,
                                                {"cmd": "act", "args": {"action": action}})
                     assert status == 200, body
-            served.wait_table("snug", lambda t: t["view"]["headline"].startswith("turn ") and
-                              int(t["view"]["headline"].split()[1]) >= 9, timeout=300)
+            served.wait_table("snug", lambda t: (t["view"]["seq"] or 0) >= 14, timeout=300)
             drv = chrome(paths, 1920, 1080)
             try:
-                for path, name in (("/?theme=dark", "venue-tables.png"),
+                for path, name in (("/?tv", "venue-tables.png"),
                                    ("/table/snug?theme=light", "venue-table.png")):
                     drv.get(served.url + path)
                     _wait_live(drv)
+                    wait_drawn(drv)
                     drv.save_screenshot(str(out / name))
                     print("wrote", out / name)
             finally:
                 drv.quit()
+            # The phone: its owner prefers light; the scorepad's board is frozen meanwhile.
+            os.killpg(sp.proc.pid, signal.SIGSTOP)
+            try:
+                served.wait_table("bar", lambda t: t["state"] == "silent")
+                drv = chrome(paths, 360, 740, dark=False)
+                try:
+                    drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+                        "width": 360, "height": 740, "deviceScaleFactor": 2, "mobile": True})
+                    drv.get(served.url + "/")
+                    _wait_live(drv)
+                    wait_drawn(drv)
+                    drv.save_screenshot(str(out / "venue-phone.png"))
+                    print("wrote", out / "venue-phone.png")
+                finally:
+                    drv.quit()
+            finally:
+                os.killpg(sp.proc.pid, signal.SIGCONT)
 
 
 def _wait_live(drv, timeout=30):
@@ -203,6 +338,18 @@ def _wait_live(drv, timeout=30):
 
     WebDriverWait(drv, timeout).until(
         lambda d: d.find_element("tag name", "body").get_attribute("data-live") == "1")
+
+
+def wait_drawn(drv, timeout=30):
+    """The page has loaded and laid itself out (two animation frames after the last change)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(drv, timeout, poll_frequency=0.05).until(lambda d: d.execute_script(
+        "return document.readyState === 'complete'"))
+    drv.execute_async_script("""
+        var done = arguments[arguments.length - 1];
+        requestAnimationFrame(function () { requestAnimationFrame(function () { done(); }); });
+    """)
 
 
 if __name__ == "__main__":

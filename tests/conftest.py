@@ -3,6 +3,8 @@
 import os
 import tempfile
 
+import pytest
+
 # Board keys made by `chalk sim` in tests go to a throw-away key store, never the user's.
 os.environ.setdefault("CHALK_KEYS", os.path.join(tempfile.mkdtemp(prefix="chalk-keys-"),
                                                  "keys.json"))
@@ -21,3 +23,14 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.section("MicroPython runs (unix port, -X heapsize=96k)")
     for what, count in MICROPYTHON_RUNS:
         terminalreporter.write_line("%6d  %s" % (count, what))
+
+
+@pytest.fixture(scope="session")
+def chromium_paths():
+    """(chromium, chromedriver) for the browser tests (tests/browser.py installs Debian's)."""
+    from tests.browser import find_chromium
+
+    paths, why = find_chromium()
+    if paths is None:
+        pytest.fail(why)
+    return paths

@@ -202,8 +202,8 @@ def test_pages_are_for_everyone_control_only_for_the_host_or_the_token(app):
 
 def test_player_names_are_never_markup_in_the_page(tmp_path):
     venue = serve.Venue(str(tmp_path / "a.sqlite3"), say=lambda text: None)
-    t = venue.add("</script><script>alert(1)</script>", "/dev/null")
-    t.connected = True
+    t = venue.add("<script>alert(1)<\\script><b>", "/dev/null")
+    t.phase = "live"
     t.status = {"game": "five-pins", "game_no": 1, "last_seq": 3,
                 "players": ["<b>Ann</b>", "</script><img src=x onerror=alert(2)>"],
                 "state": {"scores": [1, 2], "sets": [0, 0], "set": 1, "next": 0, "breaker": 0,

@@ -12,17 +12,9 @@ import pytest
 from chalk.sim import Sim
 from chalk.traces import Trace
 from scoreboard.rules import new_game
-from tests.browser import Served, chrome, find_chromium, play
+from tests.browser import Served, chrome, play
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def chromium_paths():
-    paths, why = find_chromium()
-    if paths is None:
-        pytest.fail(why)
-    return paths
 
 
 def _wait(drv, pred, timeout=60):
@@ -124,3 +116,111 @@ def test_scoreboard_page_follows_a_traced_game_in_chromium(tmp_path, chromium_pa
             _wait(drv, lambda d: _read(d, "window")["scoring"] == "1")
         finally:
             drv.quit()
+
+
+# -- faults, as the room sees them ------------------------------------------------------------
+
+_STATE = """
+var out = {server: document.body.getAttribute("data-server")};
+document.querySelectorAll("section.table-card").forEach(function (c) {
+  var gone = c.querySelector(".gone");
+  out[c.getAttribute("data-table")] = {
+    state: c.getAttribute("data-state"),
+    banner: (c.querySelector(".banner") || {}).textContent || "",
+    gone: gone ? getComputedStyle(gone).display !== "none" : false,
+    goneText: gone ? gone.textContent : ""};
+});
+return out;
+"""
+
+
+def _page(drv):
+    return drv.execute_script(_STATE)
+
+
+def _until(drv, pred, deadline_s, what):
+    """Seconds until pred(page) holds, read in the browser every 20 ms; fails past the
+    deadline with what the page showed."""
+    import time
+
+    t0 = time.monotonic()
+    while True:
+        page = _page(drv)
+        if pred(page):
+            return time.monotonic() - t0
+        assert time.monotonic() - t0 <= deadline_s, "%s: after %.1f s the page shows %s" % (
+            what, time.monotonic() - t0, page)
+        time.sleep(0.02)
+
+
+def test_the_page_shows_every_fault_and_comes_back_by_itself(tmp_path, chromium_paths):
+    """A board frozen 6 s, the service view, a board unplugged and plugged back, chalk serve
+    stopped and started: what the TV shows, within deadlines from the heartbeats."""
+    import os
+    import signal
+    import time
+
+    from chalk import serve, web
+    from tests.test_venue import BACK, NOTICE, SLACK
+
+    gone_after = 2 * web.SERVER_BEAT_S + 0.5 + SLACK  # two server beats missed
+    with Sim("five-pins", flash=tmp_path / "fp", test_mode=True) as fp, \
+            Sim("shove-hapenny", flash=tmp_path / "sh", test_mode=True) as sh:
+        tables = [("window", fp.port), ("snug", sh.port)]
+        served = Served(tmp_path, tables)
+        drv = chrome(chromium_paths, 1920, 1080)
+        try:
+            for name in ("window", "snug"):
+                served.wait_table(name, lambda t: t["state"] == "scoring")
+            drv.get(served.url + "/?tv")
+            _until(drv, lambda p: p["server"] == "live" and p.get("window", {}).get("state")
+                   == "scoring" and p.get("snug", {}).get("state") == "scoring", 30, "start")
+
+            # 1. A board frozen for 6 s (kill -STOP), then thawed.
+            frozen = time.monotonic()
+            os.killpg(fp.proc.pid, signal.SIGSTOP)
+            try:
+                _until(drv, lambda p: p["window"]["state"] == "silent", NOTICE, "frozen")
+                page = _page(drv)
+                assert page["window"]["banner"].startswith("NOT SCORING")
+                assert "does not answer" in page["window"]["banner"]
+                assert page["snug"]["state"] == "scoring"  # the other table is not touched
+                while time.monotonic() - frozen < 6.0:
+                    assert _page(drv)["window"]["state"] == "silent"
+                    time.sleep(0.1)
+            finally:
+                os.killpg(fp.proc.pid, signal.SIGCONT)
+            _until(drv, lambda p: p["window"]["state"] == "scoring", BACK, "thawed")
+
+            # 2. The service view (chalk service), and back.
+            code, body = served.post("/api/tables/snug/request",
+                                     {"cmd": "service", "args": {"on": True}})
+            assert code == 200, body
+            _until(drv, lambda p: p["snug"]["state"] == "service", BACK, "service")
+            assert "SERVICE VIEW" in _page(drv)["snug"]["banner"]
+            served.post("/api/tables/snug/request", {"cmd": "service", "args": {"on": False}})
+            _until(drv, lambda p: p["snug"]["state"] == "scoring", BACK, "service off")
+
+            # 3. The cable pulled, and plugged back.
+            fp.cut = True
+            try:
+                _until(drv, lambda p: p["window"]["state"] == "silent", NOTICE, "unplugged")
+            finally:
+                fp.cut = False
+            _until(drv, lambda p: p["window"]["state"] == "scoring",
+                   BACK + serve.BACKOFF[1], "plugged back")
+
+            # 4. chalk serve stopped: every card says so, over its whole face.
+            port = served.port
+            assert served.stop() == 0
+            _until(drv, lambda p: p["server"] == "gone" and p["window"]["gone"] and
+                   p["snug"]["gone"], gone_after, "server stopped")
+            assert "No contact with the scoreboard server" in _page(drv)["window"]["goneText"]
+            # ... and started again: the page comes back by itself, both tables scoring.
+            served = Served(tmp_path, tables, http_port=port)
+            _until(drv, lambda p: p["server"] == "live" and not p["window"]["gone"] and
+                   p["window"]["state"] == "scoring" and p["snug"]["state"] == "scoring",
+                   60, "server started again")
+        finally:
+            drv.quit()
+            served.stop()

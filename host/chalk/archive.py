@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections import namedtuple
 from datetime import datetime, timezone
@@ -237,6 +238,21 @@ def load_cell(text):
         return None
 
 
+_WRITERS = {}  # the archive file's real path -> the lock its writers in this process share
+_WRITERS_LOCK = threading.Lock()
+
+
+def _writer(path):
+    """The lock every writer of `path` in this process takes for its transaction (re-entrant:
+    one thread never waits for itself)."""
+    key = os.path.realpath(str(path))
+    with _WRITERS_LOCK:
+        lock = _WRITERS.get(key)
+        if lock is None:
+            lock = _WRITERS[key] = threading.RLock()
+        return lock
+
+
 class Archive:
     """An open archive file. `create`: make the file if missing (its directory must exist);
     otherwise a missing file is an error, and the file is opened read-only (`readonly`, by
@@ -432,7 +448,14 @@ class Archive:
 
     @contextlib.contextmanager
     def transaction(self):
-        """One write transaction: everything inside is stored, or nothing is."""
+        """One write transaction: everything inside is stored, or nothing is. Writers of one
+        file in this process take their turn (_writer): `chalk serve`'s tables never find the
+        archive locked by each other; LOCK_WAIT is only for another program's writes."""
+        with _writer(self.path), self._transaction() as db:
+            yield db
+
+    @contextlib.contextmanager
+    def _transaction(self):
         with self._errors():
             # IMMEDIATE takes the write lock now, so a locked archive fails before any work.
             self.db.execute("BEGIN IMMEDIATE")

@@ -14,6 +14,10 @@ def _escape(ch):
         return "\\x%02x" % o
     if o in _BIDI:
         return "\\u%04x" % o
+    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8, kept by Python as a surrogate
+        return "\\x%02x" % (o - 0xDC00)
+    if 0xD800 <= o <= 0xDFFF:
+        return "\\u%04x" % o
     return ch
 
 
@@ -30,3 +34,53 @@ def printable(text, keep_newlines=False):
 def control_chars(text):
     """The control characters in `text` (for refusing them in names), as escapes."""
     return sorted({_escape(c) for c in str(text) if _escape(c) != c})
+
+
+def text_problem(text):
+    """Why `text` (a name, from a terminal or a web request) cannot go to a board, or None.
+
+    A name is any Unicode text; what is refused: bytes that were not UTF-8 (Python keeps them
+    as lone surrogates, U+DC80..U+DCFF: a terminal set to Latin-1 typing "Zoë"), any other
+    lone surrogate (only a hostile or broken client sends one), and control characters (an
+    escape sequence would reach every terminal and screen that shows the name). Bidi controls
+    are text: terminals are shown them escaped (printable) and pages isolate them (isolate)."""
+    text = str(text)
+    for ch in text:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            return ("byte 0x%02x is not UTF-8 text (is the terminal set to UTF-8? `locale` "
+                    "should say UTF-8)" % (o - 0xDC00))
+        if 0xD800 <= o <= 0xDFFF:
+            return "U+%04X is half of a character (a lone surrogate), not text" % o
+    bad = sorted({_escape(c) for c in text if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0})
+    if bad:
+        return "control characters (%s) are not allowed in a name" % ", ".join(bad)
+    return None
+
+
+# Bidi classes that reorder the text around them: explicit embeddings, overrides and isolates,
+# and right-to-left letters (whose neutral neighbours follow them).
+_REORDERS = ("R", "AL", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI")
+FSI, PDI = "\u2068", "\u2069"
+
+
+def isolate(name):
+    """`name` as a bidi isolate (FSI ... PDI), when it holds anything that could reorder the
+    text around it: a right-to-left override in a player's name must not reverse the rest of
+    the line it is quoted in. A PDI in the name that closes nothing opened inside it is dropped
+    (it would end the isolate early); the closing PDI ends every embedding the name opened."""
+    import unicodedata
+
+    name = str(name)
+    if not any(unicodedata.bidirectional(c) in _REORDERS for c in name):
+        return name
+    out, depth = [], 0
+    for c in name:
+        if c in "\u2066\u2067\u2068":
+            depth += 1
+        elif c == PDI:
+            if not depth:
+                continue
+            depth -= 1
+        out.append(c)
+    return FSI + "".join(out) + PDI * (depth + 1)

@@ -198,38 +198,48 @@ def raw_line(line, parts):
                                 for typ, payload in parts])
 
 
-BEAT_LOST = 3.0  # seconds without a frame (the board sends one at least every second)
+BEAT_LOST = 1.5  # seconds without a frame: a heartbeat (one a second) missed, and a half
 
 
 def not_scoring(board, now=None):
-    """Why the board is not scoring, or None while it is: its heartbeat says it shows the
-    service view, or nothing came for BEAT_LOST seconds (at the REPL, stopped, unplugged)."""
+    """Why the board is not scoring, in words for the staff (what to check), or None while it
+    is: its heartbeat says it shows the service view or its app stopped, or nothing came for
+    BEAT_LOST seconds (stopped, frozen, unplugged). A board reached through `chalk serve`: the
+    server's own view of the table (it watches the line)."""
+    condition = getattr(board, "condition", None)
+    if condition is not None:
+        state, why = condition()
+        return None if state == "scoring" else why
     if not hasattr(board, "heard"):
-        return None  # a board reached through `chalk serve`: the server watches its line
+        return None
     now = time.monotonic() if now is None else now
     heard = board.heard
-    if heard is None or now - heard > BEAT_LOST:
-        silent = now - heard if heard is not None else None
+    beat = getattr(board, "beat", None)
+    mode = beat[1].get("mode", "scoring") if beat is not None else "scoring"
+    if mode == "repl" or heard is None or now - heard > BEAT_LOST:
         said = [ln for ln in getattr(board, "noise", ()) if ln.strip()]
-        if any(">>>" in ln or "Traceback" in ln or "MicroPython" in ln or "KeyboardInterrupt"
-               in ln for ln in said[-5:]):
-            return "the board is at the MicroPython REPL: the app is not running"
-        if silent is None:
-            return "no reply from the board"
-        return "no reply from the board for %d s (no heartbeat): the app stopped, or the " \
-               "cable is out" % silent
-    if getattr(board, "beat", None) is not None and \
-            board.beat[1].get("mode", "scoring") != "scoring":
-        mode = board.beat[1].get("mode")
-        if mode == "repl":
-            return "the board is at the MicroPython REPL: the app is not running"
+        if mode == "repl" or any(">>>" in ln or "Traceback" in ln or "MicroPython" in ln or
+                                 "KeyboardInterrupt" in ln for ln in said[-5:]):
+            return "the board is at the MicroPython REPL: the scoreboard app is not running " \
+                "\u2014 press the board's reset button (or Ctrl-D in mpremote)"
         if mode == "stopped":
-            return "the app stopped (an error: see it with `mpremote connect PORT repl`)"
-        if mode == "service":
-            return "the board shows the service view (a long press of undo, or `chalk " \
-                   "service --off`, goes back to the game)"
-        return "the board is in %s mode" % board.beat[1].get("mode")
+            return _STOPPED
+        if heard is None:
+            return "the board does not answer \u2014 check its USB cable and that it has power"
+        return "the board does not answer (no heartbeat for %d s) \u2014 check its USB cable " \
+            "and that it has power" % (now - heard)
+    if mode == "stopped":
+        return _STOPPED
+    if mode == "service":
+        return "the board shows the service view \u2014 a long press of undo on the board (or " \
+            "`chalk service --off`) goes back to the game"
+    if mode != "scoring":
+        return "the board is in %s mode, not scoring" % printable(mode)
     return None
+
+
+_STOPPED = "the scoreboard app on the board stopped on an error \u2014 see it with `mpremote " \
+    "connect PORT repl`, then press the board's reset button"
 
 
 def watch(port=None, once=False, out=None, tty=None, timeout=5.0, stop=None, raw=False):

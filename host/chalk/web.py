@@ -17,13 +17,18 @@ API (JSON; docs/venue.md):
 Control (the POSTs) is taken only from the host itself (127.0.0.1, ::1) or with the token
 (`Authorization: Bearer TOKEN`), and only as `Content-Type: application/json`, which a page on
 another site cannot send without the browser asking first (and this server never says yes).
+The client's address is the connection's own: uvicorn's proxy headers are off (serve.py), so an
+X-Forwarded-For header changes nothing. Links in the pages are paths ("/static/chalk.css"),
+never built from the request's Host header.
 """
 
 import asyncio
 import json
+import re
 import secrets
 from pathlib import Path
 
+import jinja2
 from starlette.applications import Starlette
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -32,10 +37,17 @@ from starlette.templating import Jinja2Templates
 
 from chalk import mqtt_outbox
 from chalk.errors import ChalkError
+from chalk.serve import HEARTBEAT_S, BadRequest
+from scoreboard.safejson import loads
 
 HERE = Path(__file__).parent
 LOCAL = ("127.0.0.1", "::1", "localhost")
-PING_S = 15.0  # a comment line on quiet event streams, so proxies and browsers keep them open
+# Every event stream carries a `beat` this often: a page that misses two knows the server is
+# gone (and says so on every card) rather than showing frozen scores as live.
+SERVER_BEAT_S = HEARTBEAT_S
+RETRY_MS = 1000  # how soon a browser reconnects a broken event stream
+BODY_MAX = 1024 * 1024  # bytes of a control request's body (a board takes 1 KB frames)
+GAME_ID = re.compile(r"[0-9]{1,18}")  # an archive's game id, as SQLite can hold it
 
 
 def _error(status, message, hint=None, **more):
@@ -50,6 +62,13 @@ def create_app(venue, token=None, db_path=None):
     """The ASGI app for a Venue. `token`: the control token (None: control from the host only);
     `db_path`: the archive the statistics pages read (read-only)."""
     templates = Jinja2Templates(directory=str(HERE / "templates"))
+
+    @jinja2.pass_context
+    def url_for(context, name, /, **path_params):
+        # A path, not an absolute URL: nothing the request's Host header says reaches the page.
+        return str(context["request"].app.url_path_for(name, **path_params))
+
+    templates.env.globals["url_for"] = url_for
 
     def table_or_404(request):
         name = request.path_params["name"]
@@ -71,24 +90,29 @@ def create_app(venue, token=None, db_path=None):
             return None
         return "control of a board is only for the host itself or with the token"
 
+    def page(request, name, views, table, title):
+        return templates.TemplateResponse(request, name, {
+            "views": views, "table": table, "title": title,
+            "tv": "tv" in request.query_params or "kiosk" in request.query_params,
+            "beat": SERVER_BEAT_S})
+
     async def venue_page(request):
-        return templates.TemplateResponse(request, "venue.html", {
-            "views": [t.view() for t in _tables(venue)], "table": None,
-            "title": "Chalk: every table"})
+        return page(request, "venue.html", [t.view() for t in _tables(venue)], None,
+                    "Chalk: every table")
 
     async def table_page(request):
         t = table_or_404(request)
-        return templates.TemplateResponse(request, "table.html", {
-            "views": [t.view()], "table": t.name, "title": "Chalk: " + t.name})
+        return page(request, "table.html", [t.view()], t.name, "Chalk: " + t.name)
 
     async def api_tables(request):
         return JSONResponse({"tables": [t.view() for t in _tables(venue)]})
 
     async def api_table(request):
         t = table_or_404(request)
+        v = t.view()
         return JSONResponse({"name": t.name, "port": t.port, "connected": t.connected,
-                             "problem": t.problem, "info": t.info, "view": t.view(),
-                             "counts": t.counts})
+                             "state": v["state"], "problem": v["why"] or None, "info": t.info,
+                             "view": v, "counts": t.counts, "restarts": t.worker_restarts})
 
     def stream(request, table, kind, first):
         loop = asyncio.get_running_loop()
@@ -97,19 +121,21 @@ def create_app(venue, token=None, db_path=None):
 
         async def gen():
             try:
+                yield "retry: %d\n\n" % RETRY_MS
+                if kind == "view":  # which tables there are now (a restarted server may differ)
+                    yield _sse("tables", {"tables": sorted(venue.tables),
+                                          "beat": SERVER_BEAT_S})
                 for data in first:
                     yield _sse(kind, data)
-                quiet = 0.0
+                beat = loop.time() + SERVER_BEAT_S
                 while not venue.stop.is_set():
                     try:
-                        data = await asyncio.wait_for(q.get(), 1.0)
+                        data = await asyncio.wait_for(q.get(), max(0.0, beat - loop.time()))
                     except asyncio.TimeoutError:
-                        quiet += 1.0
-                        if quiet >= PING_S:
-                            quiet = 0.0
-                            yield ": ping\n\n"
+                        beat = loop.time() + SERVER_BEAT_S
+                        yield _sse("beat", {"beat": SERVER_BEAT_S}) if kind == "view" \
+                            else ": beat\n\n"
                         continue
-                    quiet = 0.0
                     yield _sse(kind, data)
             finally:
                 venue.unlisten(item)
@@ -135,9 +161,16 @@ def create_app(venue, token=None, db_path=None):
         if why:
             return _error(403, why, "run the command on the host running chalk serve, or send "
                           "Authorization: Bearer TOKEN (chalk serve --token)")
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > BODY_MAX:
+                return _error(413, "the request body is over %d bytes" % BODY_MAX)
         try:
-            body = json.loads(await request.body() or b"{}")
-        except ValueError as e:
+            body = loads(raw.decode("utf-8") or "{}")
+        except UnicodeDecodeError as e:
+            return _error(400, "the request body is not UTF-8 text: %s" % e.reason)
+        except (ValueError, RecursionError) as e:
             return _error(400, "the request body is not JSON: %s" % e)
         if type(body) is not dict:
             return _error(400, "the request body must be a JSON object")
@@ -151,6 +184,8 @@ def create_app(venue, token=None, db_path=None):
         fut = t.submit(cmd, args, min(max(float(timeout), 0.1), 60.0))
         try:
             result = await asyncio.wrap_future(fut)
+        except BadRequest as e:
+            return _error(400, e.message, e.hint)
         except ChalkError as e:
             reason = getattr(e, "reason", None)
             if reason is not None:
@@ -184,10 +219,10 @@ def create_app(venue, token=None, db_path=None):
     def game_page(request):
         from chalk import stats
 
-        try:
-            gid = int(request.path_params["gid"])
-        except ValueError:
-            raise _NotFound("no game %r" % request.path_params["gid"])
+        text = request.path_params["gid"]
+        if not GAME_ID.fullmatch(text):
+            raise _NotFound("no game %r" % text[:40])
+        gid = int(text)
         with stats.open_ro(db_path) as db:
             g = stats.game_stats(db, gid)
         if g is None:

@@ -1,6 +1,5 @@
 """chalk new: start a new game on the board."""
 
-import json
 
 from chalk import link, watch
 from chalk.commands import add_port
@@ -38,18 +37,19 @@ def parse_config(items):
 
 
 def parse_players(names):
-    """Player names; "Ann,Bob" is a side of two. A name with a control character (an escape
-    sequence, a newline) is refused: it would reach every terminal and screen that shows it."""
+    """Player names; "Ann,Bob" is a side of two. A name is any Unicode text; refused, before
+    anything reaches the board: bytes that are not UTF-8 (a name typed in a terminal set to
+    Latin-1), and control characters (an escape sequence, a newline), which would reach every
+    terminal and screen that shows it."""
     if names is None:
         return None
-    from chalk.text import control_chars
+    from chalk.text import printable, text_problem
 
     out = []
     for n in names:
-        bad = control_chars(n)
-        if bad:
-            raise ChalkError("--players %s: a name cannot hold control characters (%s)"
-                             % (json.dumps(n)[:60], ", ".join(bad)),
+        why = text_problem(n)
+        if why:
+            raise ChalkError('--players "%s": %s' % (printable(n)[:60], why),
                              "give plain names such as Ann Bob")
         pair = [x.strip() for x in n.split(",") if x.strip()]
         out.append(pair if len(pair) > 1 else n.strip())

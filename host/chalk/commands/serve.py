@@ -21,10 +21,18 @@ def tables_wanted(args):
     out = []
     for item in args.table or []:
         name, eq, port = item.partition("=")
-        if not eq or not name.strip() or not port.strip():
+        name, port = name.strip(), port.strip()
+        if not eq or not name or not port:
             raise ChalkError("--table %r is not NAME=PORT" % item,
                              "e.g. --table window=/dev/ttyUSB0")
-        out.append((name.strip(), port.strip()))
+        if "=" in port and "://" not in port:
+            # "bar=snug=/dev/ttyUSB0": a name with "=" in it, or a port? Never guessed.
+            raise ChalkError("--table %r has more than one \"=\": a table name cannot hold "
+                             "\"=\"" % item, "e.g. --table bar-snug=/dev/ttyUSB0")
+        why = serve.table_name_problem(name)
+        if why:
+            raise ChalkError("--table %r: %s" % (item, why), "e.g. --table window=/dev/ttyUSB0")
+        out.append((name, port))
     given = list(args.port or [])
     if not out and not given:
         given = [p.device for p in ports() if p.board]
@@ -34,10 +42,11 @@ def tables_wanted(args):
                              "--table NAME=PORT")
     names = {n for n, _p in out}
     for port in given:
-        base = serve.probe_name(port, args.baud) or os.path.basename(port.rstrip("/")) or "table"
+        base = serve.safe_table_name(serve.probe_name(port, args.baud)
+                                     or os.path.basename(port.rstrip("/")) or "table")
         name, i = base, 2
         while name in names:
-            name, i = "%s-%d" % (base, i), i + 1
+            name, i = "%s-%d" % (base[:36], i), i + 1
         names.add(name)
         out.append((name, port))
     seen = set()
@@ -53,14 +62,17 @@ def _watch_for_boards(venue, args, write):
     from chalk import serve
     from chalk.link import ports
 
+    said = None
     while not venue.stop.wait(args.rescan):
         try:
-            listing = ports()
-        except OSError:
-            continue
-        if venue.discover(listing, lambda p: serve.probe_name(p, args.baud), idle=args.idle,
-                          baud=args.baud):
-            write()
+            if venue.discover(ports(), lambda p: serve.probe_name(p, args.baud),
+                              idle=args.idle, baud=args.baud):
+                write()
+        except Exception as e:  # a port that cannot be listed or named: said, and looked again
+            why = "looking for boards: %s" % (e.message if isinstance(e, ChalkError) else e)
+            if why != said:
+                venue.say(why)
+                said = why
 
 
 def _tcp_port(text):
@@ -104,6 +116,46 @@ def _bind(host, port):
     return sock
 
 
+def reachable_host(host):
+    """The address to give a TV or a phone for a server bound to `host`: for 0.0.0.0 (or ::,
+    every address) the address this computer has on its network, which no address in the
+    printed URL can be taken for. Found by routing, not by sending anything."""
+    if host not in ("0.0.0.0", "::", ""):
+        return host
+    for family, probe in ((socket.AF_INET, ("192.0.2.1", 9)), (socket.AF_INET6,
+                                                              ("2001:db8::1", 9))):
+        if host == "0.0.0.0" and family != socket.AF_INET:
+            continue
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as s:
+                s.connect(probe)  # UDP: picks the outgoing interface, sends nothing
+                addr = s.getsockname()[0]
+        except OSError:
+            continue
+        if addr and not addr.startswith(("127.", "0.")) and addr not in ("::1", "::"):
+            return addr
+    try:
+        name = socket.gethostname()
+        for info in socket.getaddrinfo(name, None, socket.AF_INET, socket.SOCK_STREAM):
+            addr = info[4][0]
+            if not addr.startswith("127."):
+                return addr
+    except OSError:
+        pass
+    return "127.0.0.1"  # no network at all: this computer only
+
+
+def uvicorn_config(app):
+    """uvicorn's settings for the app. Proxy headers off: the client's address is the
+    connection's own, whatever $FORWARDED_ALLOW_IPS says, so X-Forwarded-For: 127.0.0.1 from
+    the pub's network cannot pass the host-only control check (web.py)."""
+    import uvicorn
+
+    return uvicorn.Config(app, log_level="warning", access_log=False,
+                          timeout_graceful_shutdown=2, lifespan="off", proxy_headers=False,
+                          forwarded_allow_ips="", server_header=False)
+
+
 def run(args):
     import uvicorn
 
@@ -117,8 +169,12 @@ def run(args):
 
     mqtt_settings = mqtt.settings_from(args)  # a bad MQTT option fails before anything starts
     wanted = tables_wanted(args)
-    say = (lambda text: None) if args.quiet else (lambda text: print(text, flush=True))
-    venue = serve.Venue(db_path, say=say)
+    from chalk.text import printable
+
+    def say(text):
+        print(printable(text), flush=True)
+
+    venue = serve.Venue(db_path, say=say, quiet=args.quiet)
     venue.mqtt_settings = mqtt_settings
     venue.mqtt = mqtt.Publisher(venue, mqtt_settings, db_path, say) if mqtt_settings else None
     for name, port in wanted:
@@ -126,12 +182,12 @@ def run(args):
     token = args.token or os.environ.get("CHALK_TOKEN") or serve.new_token()
     sock = _bind(args.host, args.http_port)
     host, port = sock.getsockname()[:2]
-    shown = "[%s]" % host if ":" in host else host
+    there = reachable_host(host)
+    shown = "[%s]" % there if ":" in there else there
     url = "http://%s:%d" % (shown, port)
     loop_url = "http://%s:%d" % ("[::1]" if ":" in host else "127.0.0.1", port)
     app = web.create_app(venue, token=token, db_path=db_path)
-    config = uvicorn.Config(app, log_level="warning", access_log=False,
-                            timeout_graceful_shutdown=2, lifespan="off")
+    config = uvicorn_config(app)
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig, frame):
@@ -221,5 +277,5 @@ def register(sub):
     mqtt.add_options(p)
     p.add_argument("--baud", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--quiet", "-q", action="store_true",
-                   help="no line per game and action, only start-up and errors")
+                   help="no line per game and action, only start-up and problems")
     p.set_defaults(func=run)

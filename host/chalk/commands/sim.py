@@ -22,6 +22,23 @@ def heap_size(text):
     return text
 
 
+def trace_path(text):
+    """--trace as given: a file, or the name of a sample trace that comes with chalk
+    (`--trace shove-hapenny`: host/chalk/samples/traces/shove-hapenny.jsonl, in the wheel too).
+    A file of that name in the current directory comes first."""
+    if text is None:
+        return None
+    p = Path(text)
+    if p.exists():
+        return text
+    samples = Path(__file__).resolve().parent.parent / "samples" / "traces"
+    named = samples / (p.name if p.suffix == ".jsonl" else p.name + ".jsonl")
+    if len(p.parts) == 1 and named.is_file():
+        return str(named)
+    raise ChalkError("no sensor trace %s" % text, "give a file, or a sample trace by name: %s"
+                     % ", ".join(sorted(q.stem for q in samples.glob("*.jsonl"))))
+
+
 def check_inputs(args):
     """Refuse a bad board config or sensor trace before the board starts (one line naming the
     file and, for a trace, the line), rather than a board that fails at boot and a port on which
@@ -76,6 +93,7 @@ def run(args):
     """Run a simulated board: live behind a pseudo-terminal, or a trace on a virtual clock."""
     from chalk import sim
 
+    args.trace = trace_path(args.trace)
     check_inputs(args)
     if args.virtual:
         if not args.trace:
@@ -176,7 +194,9 @@ def register(sub):
                    help="with --game: that game's config, as for `chalk new`")
     s.add_argument("--flash", help="the board's flash directory (default: in the user's data "
                    "directory, one per board)")
-    s.add_argument("--trace", help="a sensor trace (JSON Lines) to play at boot")
+    s.add_argument("--trace", help="a sensor trace (JSON Lines) to play at boot: a file, or a "
+                   "sample trace by name (shove-hapenny, five-pins, seven-pins, novuss, "
+                   "texas-42, domino-bingo, tally)")
     s.add_argument("--test-mode", action="store_true",
                    help="accept injected input events and actions over the link")
     s.add_argument("--virtual", action="store_true",
