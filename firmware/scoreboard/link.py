@@ -302,7 +302,16 @@ class Link:
         try:
             self._send("ok", payload)
         except frames.FrameTooLong as e:
-            return self._err(cid, "too_long", "the reply does not fit in a frame: %s" % e)
+            spare = result.get("spare") if type(result) is dict else None
+            if not spare:
+                return self._err(cid, "too_long", "the reply does not fit in a frame: %s" % e)
+            # Keys the result can go without (a state reply's last action): sent again
+            # without them rather than not at all.
+            result = dict(result)
+            for k in spare:
+                result.pop(k, None)
+            result.pop("spare")
+            return self._ok(cid, result)
         return ("ok", payload)
 
     # -- receiving ---------------------------------------------------------------------------

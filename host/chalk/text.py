@@ -30,3 +30,33 @@ def printable(text, keep_newlines=False):
 def control_chars(text):
     """The control characters in `text` (for refusing them in names), as escapes."""
     return sorted({_escape(c) for c in str(text) if _escape(c) != c})
+
+
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection, OWASP):
+# such a text cell gets a leading ' so it stays text. Numbers are left alone (-6 is a number).
+_FORMULA = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def csv_cell(value):
+    """One CSV cell from outside data made safe: control characters (and bidi overrides)
+    escaped, a formula-looking text neutralised with a leading quote (OWASP's advice)."""
+    if value is None:
+        return ""
+    if type(value) in (int, float):
+        return value
+    text = printable(value)
+    if text.startswith(_FORMULA):
+        text = "'" + text
+    return text
+
+
+def csv_safe(rows):
+    """Rows as CSV text (one line a row, \\n), every cell through csv_cell()."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    for row in rows:
+        w.writerow([csv_cell(c) for c in row])
+    return buf.getvalue()
