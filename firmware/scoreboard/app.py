@@ -20,7 +20,6 @@ from .rules import ConfigError, RuleError, rules_for
 FIRMWARE_VERSION = "0.1.0"
 _PEG_FAULT_BASE = 64  # FAULT ids of peg holes: 64 + side * 27 + bit (switch lines are < 30)
 _KEY_FAULT_BASE = 128  # FAULT ids of keypad keys: 128 + key
-_SPARE = ("rec", "before", "undid", "config")  # status() keys a reply may go without
 
 
 class App:
@@ -528,14 +527,15 @@ class App:
                "record": self.recorder is not None,
                "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}
         # The latest action (as journaled), the state before it and, for an undo, the action
-        # it took back; the game's config. Spare: a reply too long for a frame goes without
-        # them (link.py).
+        # it took back (only then); the game's config. A reply that does not fit goes without
+        # them (link.py _SPARE).
         rec = self._last_rec
         out["rec"] = rec
-        out["before"] = self.game.export(self._last_s) if rec is not None else None
-        out["undid"] = self._last_undid if rec is not None else None
+        if rec is not None:
+            out["before"] = self.game.export(self._last_s)
+            if self._last_undid is not None:
+                out["undid"] = self._last_undid
         out["config"] = self.game.config
-        out["spare"] = _SPARE
         return out
 
 
