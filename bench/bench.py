@@ -25,8 +25,7 @@ LONG = 10000
 # (config, accuracy) for a 500- and a 10,000-action game is its host module's (chalk/games/).
 CONFIGS = {g.id: g.bench for g in games.every() if g.random_config is not None}
 LONG_CONFIGS = {g.id: g.long_bench for g in games.every() if g.random_config is not None}
-# (novuss: the random player pockets an opponent's puck in 8 % of shots whatever its accuracy,
-# so no random game lasts 10,000 actions; its long rows are left out, said so)
+# (a game whose random player cannot last 10,000 actions has its long rows left out, said so)
 LONG_HEAP = "512k"  # a 10,000-action game on this 64-bit port
 UNDO_EARLY, UNDO_LATE = 100, 10000
 

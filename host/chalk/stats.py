@@ -6,12 +6,11 @@ the archiver, the file being in WAL mode).
 
 - per player (a person, by name: a side with no name given, which the board calls A, B, P1 ...,
   is left out), across games: finished games, wins, losses, draws, win % and unfinished games
-  apart; then per game kind the figures that game counts (shove ha'penny marks per turn,
-  five-pins points per shot and per set, texas-42 bids made, ...: each game's host module
-  decides), and head-to-head records;
+  apart; then per game kind the figures that game counts (marks per turn, points per shot and
+  per set, bids made, ...: each game's host module decides), and head-to-head records;
 - per game: each side's score after every action (a line chart with axes and a legend), its
-  game's own charts (shove ha'penny: the coins in each bed; five-pins: the pins down) and
-  figures per side, fouls in words;
+  game's own charts (the coins in each bed, the pins down) and figures per side, fouls in
+  words;
 - the games list, with the same result `chalk games` gives (a game with a winner is won, never
   "in play").
 
@@ -165,6 +164,8 @@ def game_stats(db, gid):
            "page_tables": [], "lines": [], "tables": sorted(game.tables)}
     out["figures"] = [(label, [game.figure(key, game.side_counts(kept, final, i, config))
                                for i in range(len(names))]) for key, label in game.figures]
+    out["figures_shown"] = [(label, [_cell(v) for v in values])
+                            for label, values in out["figures"]]
     out.update(game.game_extra(kept, final, names, config))
     out["chart"] = score_chart(series, names)
     return out
@@ -192,6 +193,7 @@ def _tally(row, decided, w, i):
 def _finish(row):
     decided = row["wins"] + row["losses"]
     row["win_pct"] = round(100.0 * row["wins"] / decided, 1) if decided else None
+    row["shown"] = {k: _cell(v) for k, v in row.items() if k != "name"}  # as the pages show it
     return row
 
 
@@ -293,9 +295,8 @@ def players_text(report):
     rows = ["players: finished games (a side with no name given is not a player)"]
     rows += _table(PLAYER_COLUMNS, [_HEADS[c] for c in PLAYER_COLUMNS], report["players"])
     for kind in report.get("kinds", ()):
-        cols = PLAYER_COLUMNS[:6] + [k for k, _label in kind["figures"]]
-        heads = [_HEADS[c] for c in PLAYER_COLUMNS[:6]] + [label for _k, label in
-                                                           kind["figures"]]
+        cols = PLAYER_COLUMNS + [k for k, _label in kind["figures"]]
+        heads = [_HEADS[c] for c in PLAYER_COLUMNS] + [label for _k, label in kind["figures"]]
         rows += ["", kind["name"]] + _table(cols, heads, kind["players"])
     if report["head_to_head"]:
         rows += ["", "head to head"]
@@ -327,7 +328,7 @@ def game_text(s):
     rows = ["game %d: %s on %s, %s, %d actions" % (s["id"], s["game_name"], s["table"],
                                                   " vs ".join(s["names"]), s["actions"])]
     if s.get("race"):
-        rows.append("played %s" % s["race"])
+        rows.append("%s, %s" % (s["game_name"], s["race"]))
     rows.append("result: %s" % s["result"])
     last = s["series"][-1]["score"] if s["series"] else []
     rows.append("score: " + ", ".join("%s %s" % (n, x) for n, x in zip(s["names"], last)))

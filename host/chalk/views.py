@@ -62,10 +62,12 @@ def describe(g, rec, before, after, names, config, undid=None):
     not fit the game's vocabulary (a board speaking another firmware) gives ("", [])."""
     try:
         if rec.get("a") == "undo":
-            if type(undid) is dict:
+            if type(undid) is dict and g.valid(undid, config):
                 text, _fouls = g.describe(undid, after, before, names, config)
                 return "Undone: " + text, []
             return "Undone: the action before", []
+        if not g.valid(rec, config):
+            return "", []
         return g.describe(rec, before, after, names, config)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return "", []
@@ -142,8 +144,8 @@ def view(status, table=None, scoring=True, why=None):
     if winner is not None:
         out["winner"] = winner
         out["on_move"] = "draw" if winner == "draw" else "winner: %s" % (
-            names[winner] if type(winner) is int and winner < len(names) else winner)
-    elif type(nxt) is int and nxt < len(names):
+            names[winner] if type(winner) is int and 0 <= winner < len(names) else winner)
+    elif type(nxt) is int and 0 <= nxt < len(names):
         out["on_move"] = "on move: %s%s" % (names[nxt],
                                             ", ball in hand" if st.get("ball_in_hand") else "")
     elif "next" in st:

@@ -22,16 +22,19 @@ def player_name(players, i, default):
 
 
 def _on_move(g, st, names):
+    def who(i):
+        return names[i] if type(i) is int and 0 <= i < len(names) else printable(i)
+
     if st.get("winner") == "draw":
         return "a draw"
     if st.get("winner") is not None:
-        return "winner: %s" % names[st["winner"]]
+        return "winner: %s" % who(st["winner"])
     if g.turnless:
         return "next: the next %s" % g.turnless
     if st.get("next") is None:
         return "to start: " + g.waiting
     extra = ", ball in hand" if st.get("ball_in_hand") else ""
-    return "on move: %s%s" % (names[st["next"]], extra)
+    return "on move: %s%s" % (who(st["next"]), extra)
 
 
 def _game(status):
@@ -43,8 +46,8 @@ def _game(status):
 
 
 def _title(status, g, config):
-    # The game by its id, as the commands name it (`chalk new --game texas-42`); the pages
-    # show its name in words.
+    # The game by its id, as the commands name it (`chalk new --game ID`); the pages show its
+    # name in words.
     return status.get("game") or "no game"
 
 

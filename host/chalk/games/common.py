@@ -71,6 +71,11 @@ def and_list(items, sep=", "):
     return sep.join(items[:-1]) + " and " + items[-1]
 
 
+def verb(who, one, many):
+    """The verb for a side's name: a pair ("Ann & Cy") takes the plural."""
+    return many if " & " in who else one
+
+
 def plural(n, one, many=None):
     return "%d %s" % (n, one if n == 1 else (many or one + "s"))
 
@@ -170,6 +175,9 @@ class HostGame:
     sample = None  # bench/make_samples.py: random_match keywords of the bundled sample
     keypad = False  # scored on a scorepad: its sample trace is keys typed (traces.keypad)
 
+    def __init__(self):
+        self._rules = {}  # config -> a rules instance, to check records with (valid())
+
     # -- names -----------------------------------------------------------------------------
     def game_name(self, config=None):
         return self.name or str(self.id)
@@ -197,10 +205,32 @@ class HostGame:
 
     def describe(self, rec, before, after, names, config):
         """The action in words with the players' names, worked out from the state before it
-        (None when not known) and after it: (text, [fouls in words])."""
-        bits = ["%s %s" % (k, json.dumps(v, ensure_ascii=False)) for k, v in sorted(rec.items())
-                if k not in ("a", "seq", "t", "link")]
-        return ("%s%s" % (rec.get("a"), ": " + ", ".join(bits) if bits else "")), []
+        (None when not known) and after it: (text, [fouls in words]). ValueError for an
+        action that is not this game's."""
+        raise ValueError("not an action of %s: %r" % (self.id, rec.get("a")))
+
+    def valid(self, rec, config):
+        """True if `rec` is in the game's vocabulary (its rules can encode it): a record from
+        a board is said in words only then."""
+        from scoreboard.rules import ConfigError, RuleError, rules_for
+
+        key = json.dumps(config, sort_keys=True, default=str)
+        rules = self._rules.get(key)
+        if rules is None:
+            try:
+                rules = rules_for(self.id)(config if type(config) is dict else {})
+            except ConfigError:
+                return False
+            if len(self._rules) > 16:
+                self._rules.clear()
+            self._rules[key] = rules
+        if rec.get("a") not in rules.ACTIONS:
+            return False
+        try:
+            rules.encode(rec)
+        except (RuleError, KeyError, TypeError, ValueError, IndexError):
+            return False
+        return True
 
     def parse_last(self, text, state):
         """The action a board's own short text of its latest action stands for (a board
@@ -321,6 +351,19 @@ class Generic(HostGame):
 
     def named(self, players, config=None):
         return [True] * len(self.side_names(players, config))
+
+    def valid(self, rec, config):
+        return type(rec.get("a")) is str
+
+    def describe(self, rec, before, after, names, config):
+        bits = []
+        for k, v in sorted(rec.items()):
+            if k in ("a", "seq", "t", "link"):
+                continue
+            if k in ("player", "side") and type(v) is int and 0 <= v < len(names):
+                v = names[v]
+            bits.append("%s %s" % (k, v if type(v) in (str, int) else json.dumps(v)))
+        return ("%s%s" % (rec["a"], ": " + ", ".join(bits) if bits else "")), []
 
 
 # -- shape-based helpers ---------------------------------------------------------------------

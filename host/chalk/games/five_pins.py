@@ -114,10 +114,10 @@ class Game(HostGame):
         if before is not None and after["sets"] != before["sets"]:
             target = (config or {}).get("target", 60)
             if common.won(before, after) is not None:
-                text += " — %s wins the match, %d sets to %d" % (
+                text += "; %s wins the match, %d sets to %d" % (
                     names[to], after["sets"][to], after["sets"][1 - to])
             else:
-                text += " — %s wins set %d, %d to %d" % (
+                text += "; %s wins set %d, %d to %d" % (
                     names[to], before["set"], target, before["scores"][1 - to])
         elif after.get("ball_in_hand"):
             text += "; %s has ball in hand (FP-26)" % names[other]

@@ -33,6 +33,8 @@ class Game(HostGame):
     random_config = {"per_side": 1, "pucks": 8}
     random_opening = {"a": "start", "side": 0}
     bench = ({}, 0.01)
+    # The random player pockets an opponent's puck in 8 % of shots whatever its accuracy, so
+    # no random game lasts 10,000 actions: make bench leaves its long rows out, and says so.
     long_bench = ({}, 0.0005)
     sample = dict(seed=57, accuracy=0.5, players=["Liga", "Janis"])
 
@@ -44,7 +46,7 @@ class Game(HostGame):
         a = rec.get("a")
         side = rec.get("side")
         if a == "start":
-            return "%s starts" % names[side], []
+            return "%s %s" % (names[side], common.verb(names[side], "starts", "start")), []
         if a != "shot":
             return HostGame.describe(self, rec, before, after, names, config)
         other = 1 - side
@@ -71,7 +73,7 @@ class Game(HostGame):
             text += "; %s" % ", ".join("%s owes %s" % (w, plural(n, "penalty puck"))
                                        for w, n in owes)
         if after.get("next") == side:
-            text += "; %s shoots again" % names[side]
+            text += "; %s %s again" % (names[side], common.verb(names[side], "shoots", "shoot"))
         return text, self.foul_words(fouls)
 
     def parse_last(self, text, state):

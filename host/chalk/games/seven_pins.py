@@ -69,7 +69,7 @@ class Game(HostGame):
         if before is not None:
             change = after["totals"][p] - before["totals"][p]
             if common.won(before, after) == p and not fouls and len(pins) == 7:
-                text += " — all seven: %s wins at once (SP-6)" % names[p]
+                text += " — %s wins at once (SP-6)" % names[p]
                 return text, self.foul_words(fouls)
             if change < 0:
                 text += ", %d off" % -change

@@ -50,9 +50,10 @@ class Game(HostGame):
         who = names[side]
         other = 1 - side
         if a == "start":
-            return "%s starts" % who, []
+            return "%s %s" % (who, common.verb(who, "starts", "start")), []
         if a == "claim":
-            return "%s claims the overflow in bed %d (SH-15)" % (who, rec["bed"]), []
+            return "%s %s the overflow in bed %d (SH-15)" % (
+                who, common.verb(who, "claims", "claim"), rec["bed"]), []
         if a != "turn":
             return HostGame.describe(self, rec, before, after, names, config)
         coins = rec.get("beds") or [0] * 9
@@ -68,19 +69,19 @@ class Game(HostGame):
         text = "%s: %s" % (who, ", ".join(landed) if landed else "no coin in a bed")
         notes = []
         if before is not None:
-            full = []
-            over = []
+            full = []  # beds this turn filled, with nothing over
             for b in range(9):
                 gain = after["beds"][side][b] - before["beds"][side][b]
-                if gain and after["beds"][side][b] >= NEEDED:
-                    full.append(b + 1)
+                filled = gain and after["beds"][side][b] >= NEEDED
                 extra = coins[b] - gain
                 if extra <= 0:
+                    if filled:
+                        full.append(b + 1)
                     continue
                 given = after["beds"][other][b] - before["beds"][other][b]
                 lost = extra - given
                 mode = (config or {}).get("overflow", "auto")
-                bits = []
+                bits = ["bed %d full" % (b + 1) if filled else "bed %d" % (b + 1)]
                 if given:
                     bits.append("%d over to %s" % (given, names[other]))
                 if lost and mode == "claim":
@@ -91,14 +92,13 @@ class Game(HostGame):
                     bits.append("%d over, lost: %s's is full too" % (lost, names[other]))
                 elif lost:
                     bits.append("%d over, lost: an overflow may not give %s the winning "
-                                "score, SH-15" % (lost, names[other]))
-                over.append("bed %d: %s" % (b + 1, ", ".join(bits)))
+                                "score (SH-15)" % (lost, names[other]))
+                notes.append(bits[0] + (", " if filled else ": ") + ", ".join(bits[1:]))
             if full:
-                notes.append("bed%s %s full" % ("s" if len(full) > 1 else "",
-                                                and_list(full)))
-            notes += over
+                notes.insert(0, "bed%s %s full" % ("s" if len(full) > 1 else "",
+                                                   and_list(full)))
         if notes:
-            text += " (%s)" % "; ".join(notes)
+            text += " (%s)" % "; ".join(notes).replace(" (SH-15)", ", SH-15")
         if before is not None and before["skip"][other] and not after["skip"][other]:
             text += "; %s misses this turn (SH-18): %s again" % (names[other], who)
         if common.won(before, after) == side:
