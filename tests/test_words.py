@@ -399,3 +399,75 @@ def test_a_game_without_a_module_is_shown_from_its_shape():
     assert v["game_name"] == "crokinole" and [r["score"] for r in v["rows"]] == ["3", "5"]
     assert v["last"] == "flick: player Bob, points 20" and v["on_move"] == "on move: Bob"
     assert isinstance(games.get("crokinole"), common.Generic)
+
+
+# -- from a real (simulated) board ---------------------------------------------------------------
+
+def _status_after(board, pred, timeout=60.0):  # an upper bound only: each try waits for a reply
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        st = board.request("state", timeout=20.0)
+        if pred(st) or time.monotonic() > deadline:
+            return st
+        board.poll(0.1)  # the board's next frame, or a tenth of a second
+
+
+def test_a_boards_state_reply_is_said_in_words_through_undo_and_a_power_cut(tmp_path):
+    """The board's `state` reply carries its latest action, the state before it and what an
+    undo took back (app.status()); the page says it with the players' names. After a power cut
+    the board resumes from its journal and still says what was done last."""
+    from chalk import link
+    from chalk.sim import Sim
+
+    with Sim("shove-hapenny", flash=tmp_path / "flash", test_mode=True) as sim:
+        with link.connect(sim.port, timeout=20) as board:
+            board.request("new", {"game": "shove-hapenny", "players": ["Ann", ["Bob", "Cy"]]})
+            st = board.request("state")
+            assert st["rec"] is None and views.view(st, "snug")["last"] == ""
+            board.request("act", {"action": {"a": "start", "side": 0}})
+            board.request("act", {"action": turn(0, 2, 2, 5)})
+            st = board.request("state")
+            v = views.view(st, "snug")
+            assert v["last"] == "Ann: 2 in bed 2, 1 in bed 5" and st["last"] == "A 020010000"
+            assert v["game_name"] == "Shove ha'penny" and v["race"] == "3 in each of the 9 beds"
+            assert [r["name"] for r in v["rows"]] == ["Ann", "Bob & Cy"]
+            # No peg was put in for that turn (it came from the host): the board says so, and
+            # the page says what to do.
+            assert v["notices"][:2] == ["A (Ann): put 2 pegs in bed 2 (the score there is 2)",
+                                        "A (Ann): put a peg in bed 5 (the score there is 1)"]
+            board.request("act", {"action": turn(1, 9, 9, 9, 9)})
+            v = views.view(board.request("state"), "snug")
+            assert v["last"] == "Bob & Cy: 4 in bed 9 (bed 9 full, 1 over to Ann)"
+            board.request("undo")
+            st = board.request("state")
+            assert st["rec"]["a"] == "undo" and st["undid"]["beds"][8] == 4
+            assert views.view(st, "snug")["last"] == ("Undone: Bob & Cy: 4 in bed 9 (bed 9 "
+                                                      "full, 1 over to Ann)")
+        sim.power_cut()
+        with link.connect(sim.port, timeout=60) as board:
+            st = _status_after(board, lambda s: s.get("rec") is not None)
+            assert st["rec"]["a"] == "undo"
+            assert views.view(st, "snug")["last"].startswith("Undone: Bob & Cy: 4 in bed 9")
+            assert "last: Undone: Bob & Cy: 4 in bed 9 (bed 9 full, 1 over to Ann)" in \
+                watch.render(st)
+
+
+def test_a_scorepad_shows_no_prompt_and_no_record_text(tmp_path):
+    from chalk import link
+    from chalk.sim import Sim
+
+    with Sim("scorepad", flash=tmp_path / "flash", test_mode=True, game="texas-42") as sim:
+        with link.connect(sim.port, timeout=20) as board:
+            board.request("new", {"game": "texas-42", "players": ["Ann", "Bob", "Cy", "Di"]})
+            board.request("act", {"action": {"a": "hand", "bidder": 1, "bid": 32,
+                                             "took": 20}})
+            st = board.request("state")
+            assert st["last"].startswith("{")  # the board's screen text: a cut record
+            v = views.view(st, "snug")
+            assert v["last"] == ("Bob & Di bid 32 and were set, taking 20: Ann & Cy score 54 "
+                                 "(T42-6)")
+            assert [r["name"] for r in v["rows"]] == ["Ann & Cy", "Bob & Di"]
+            assert v["note"] == "" and "?" not in json.dumps(v)  # the pad's prompt stays there
+            assert v["race"] == "to 250" and v["game_name"] == "Texas 42"

@@ -313,8 +313,8 @@ class App:
         # action is decoded now, while the rules still hold it.
         # (Three attributes, not a tuple: a boot resumes thousands of actions allocating none.)
         game = self.game
-        self._last_undid = game.decode(game._codes[-1]) if pending[0] is None and len(
-            game) else None
+        codes = game._codes
+        self._last_undid = game.decode(codes[-1]) if pending[0] is None and len(codes) else None
         self._last_rec = rec
         self._last_s = game._s
 

@@ -66,6 +66,9 @@
     c.appendChild(el("div", "status", v.on_move));
     if (v.last) c.appendChild(el("div", "last", "last: " + v.last));
     if (v.note) c.appendChild(el("div", "note", v.note));
+    (v.notices || []).forEach(function (n) {  // what staff should do (a peg out of place)
+      c.appendChild(el("div", "warning notice", "\u26a0 " + n));
+    });
     var warnings = v.warnings || [];
     warnings.slice(0, 3).forEach(function (w) {
       c.appendChild(el("div", "warning", "\u26a0 " + w));
