@@ -1,8 +1,9 @@
-"""Text from a board, a match log or an archive on its way to the terminal.
+"""Text from a board, a match log or an archive on its way to the terminal or a spreadsheet.
 
 Player names and log lines come from outside: an escape sequence in a name must not reach the
 terminal raw (it could clear the screen, retitle the window or hide text). printable() shows
-control characters (and the bidi overrides that reorder text) as escapes instead.
+control characters (and the bidi overrides that reorder text) as escapes instead. csv_safe()
+writes CSV whose text cells a spreadsheet cannot run as formulas (OWASP: CSV injection).
 """
 
 _BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))
