@@ -188,19 +188,20 @@ class Game(HostGame):
 
     # -- the scoresheet --------------------------------------------------------------------
     def sheet_lines(self, head, steps, names, config):
+        nw = max([len(n) for n in names] + [10])  # the "next" column
         yield "five pins  %s v %s  target %s  best of %s" % (
             names[0], names[1], config.get("target", 60), config.get("sets", 3))
-        yield "%4s %5s %7s  %-16s %3s %9s %5s  %-10s %s" % (
-            "line", "seq", "time", "points", "set", "score", "sets", "next", "what happened")
+        yield "%4s %5s %7s  %-16s %3s %9s %5s  %-*s %s" % (
+            "line", "seq", "time", "points", "set", "score", "sets", nw, "next", "what happened")
         for n, rec, before, after, words in steps:
             d = self._points(before, after, config)
             pts = ["%+d %s" % (d[p], names[p]) for p in (0, 1) if d[p]]
             if after["ball_in_hand"]:
                 pts.append("in hand")
             nxt = "" if after["next"] is None else names[after["next"]]
-            yield "%4d %5s %7s  %-16s %3d %9s %5s  %-10s %s" % (
+            yield "%4d %5s %7s  %-16s %3d %9s %5s  %-*s %s" % (
                 n, rec.get("seq", ""), clock(rec.get("t", 0)), " ".join(pts), after["set"],
-                "%d-%d" % tuple(after["scores"]), "%d-%d" % tuple(after["sets"]), nxt, words)
+                "%d-%d" % tuple(after["scores"]), "%d-%d" % tuple(after["sets"]), nw, nxt, words)
 
     @staticmethod
     def _points(before, after, config):

@@ -124,16 +124,17 @@ class Game(HostGame):
 
     # -- the scoresheet --------------------------------------------------------------------
     def sheet_lines(self, head, steps, names, config):
+        nw = max([len(n) for n in names] + [10])  # the "next" column
         yield "novuss  %s v %s  %d pucks a side%s" % (
             names[0], names[1], config.get("pucks", 8),
             "  pairs" if config.get("per_side", 1) == 2 else "")
-        yield "%4s %5s %7s  %7s %7s  %-10s %s" % (
-            "line", "seq", "time", "left", "debt", "next", "what happened")
+        yield "%4s %5s %7s  %7s %7s  %-*s %s" % (
+            "line", "seq", "time", "left", "debt", nw, "next", "what happened")
         for n, rec, _before, after, words in steps:
             nxt = "" if after["next"] is None else names[after["next"]]
-            yield "%4d %5s %7s  %7s %7s  %-10s %s" % (
+            yield "%4d %5s %7s  %7s %7s  %-*s %s" % (
                 n, rec.get("seq", ""), clock(rec.get("t", 0)), "%d-%d" % tuple(after["left"]),
-                "%d-%d" % tuple(after["debt"]), nxt, words)
+                "%d-%d" % tuple(after["debt"]), nw, nxt, words)
 
     def sheet_result(self, state, names, config):
         if state["winner"] is None:

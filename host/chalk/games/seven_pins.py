@@ -135,10 +135,11 @@ class Game(HostGame):
 
     # -- the scoresheet --------------------------------------------------------------------
     def sheet_lines(self, head, steps, names, config):
+        nw = max([len(n) for n in names] + [10])  # the "next" column
         yield "seven pins  %s v %s  from %s down to 0" % (names[0], names[1],
                                                           config.get("start", 300))
-        yield "%4s %5s %7s  %-12s %9s  %-10s %s" % (
-            "line", "seq", "time", "change", "totals", "next", "what happened")
+        yield "%4s %5s %7s  %-12s %9s  %-*s %s" % (
+            "line", "seq", "time", "change", "totals", nw, "next", "what happened")
         for n, rec, before, after, words in steps:
             moved = []
             for p in (0, 1):
@@ -146,9 +147,9 @@ class Game(HostGame):
                 if d:
                     moved.append("%+d %s" % (d, names[p]))
             nxt = "" if after["next"] is None else names[after["next"]]
-            yield "%4d %5s %7s  %-12s %9s  %-10s %s" % (
+            yield "%4d %5s %7s  %-12s %9s  %-*s %s" % (
                 n, rec.get("seq", ""), clock(rec.get("t", 0)), " ".join(moved),
-                "%d-%d" % tuple(after["totals"]), nxt, words)
+                "%d-%d" % tuple(after["totals"]), nw, nxt, words)
 
     def sheet_result(self, state, names, config):
         if state["winner"] is None:

@@ -200,11 +200,12 @@ class Game(HostGame):
 
     # -- the scoresheet --------------------------------------------------------------------
     def sheet_lines(self, head, steps, names, config):
+        nw = max(len(n) for n in names) * 2 + 20  # "next": a name, who misses a turn
         yield "shove ha'penny  %s v %s  overflow %s%s" % (
             names[0], names[1], config.get("overflow", "auto"),
             "  pairs" if config.get("per_side", 1) == 2 else "")
-        yield "%4s %5s %7s  %-14s %-9s %-9s %5s  %-14s %s" % (
-            "line", "seq", "time", "scored", "A beds", "B beds", "A-B", "next", "what happened")
+        yield "%4s %5s %7s  %-14s %-9s %-9s %5s  %-*s %s" % (
+            "line", "seq", "time", "scored", "A beds", "B beds", "A-B", nw, "next", "what happened")
         for n, rec, before, after, words in steps:
             gained = []
             for side in (0, 1):
@@ -215,9 +216,9 @@ class Game(HostGame):
             nxt = "" if after["next"] is None else names[after["next"]]
             if after["skip"][0] or after["skip"][1]:
                 nxt += " (%s misses a turn)" % names[after["skip"].index(1)]
-            yield "%4d %5s %7s  %-14s %-9s %-9s %5s  %-14s %s" % (
+            yield "%4d %5s %7s  %-14s %-9s %-9s %5s  %-*s %s" % (
                 n, rec.get("seq", ""), clock(rec.get("t", 0)), ", ".join(gained),
-                _beds(after["beds"][0]), _beds(after["beds"][1]), totals, nxt, words)
+                _beds(after["beds"][0]), _beds(after["beds"][1]), totals, nw, nxt, words)
 
     def sheet_result(self, state, names, config):
         if state["winner"] is None:
