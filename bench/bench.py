@@ -14,26 +14,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from chalk import games  # noqa: E402
 from chalk.randomgame import random_match  # noqa: E402
 from scoreboard import matchlog  # noqa: E402
 from tests.mpy import run_mp  # noqa: E402
 
 MATCH = 500
 LONG = 10000
-# Low accuracy keeps the game going for 500 actions; undos exercise the refold.
-CONFIGS = {"shove-hapenny": ({}, 0.025), "five-pins": ({"target": 400, "sets": 3}, 0.5)}
-CONFIGS["seven-pins"] = ({"start": 100000}, 0.5)
-CONFIGS["novuss"] = ({}, 0.01)
-CONFIGS["texas-42"] = ({"target": 1000000}, 0.5)
-CONFIGS["domino-bingo"] = ({"big_points_to_win": 10000}, 0.5)
-CONFIGS["tally"] = ({"target": None}, 0.5)
-LONG_CONFIGS = {"shove-hapenny": ({}, 0.0008), "five-pins": ({"target": 10000, "sets": 3}, 0.5),
-                "seven-pins": ({"start": 10000000}, 0.5), "novuss": ({}, 0.0005),
-                "texas-42": ({"target": 1000000}, 0.5),
-                "domino-bingo": ({"big_points_to_win": 10000}, 0.5),
-                "tally": ({"target": None}, 0.5)}
-# (novuss: the random player pockets an opponent's puck in 8 % of shots whatever its accuracy,
-# so no random game lasts 10,000 actions; its long rows are left out, said so)
+# Low accuracy keeps the game going for 500 actions; undos exercise the refold. Each game's
+# (config, accuracy) for a 500- and a 10,000-action game is its host module's (chalk/games/).
+CONFIGS = {g.id: g.bench for g in games.every() if g.random_config is not None}
+LONG_CONFIGS = {g.id: g.long_bench for g in games.every() if g.random_config is not None}
+# (a game whose random player cannot last 10,000 actions has its long rows left out, said so)
 LONG_HEAP = "512k"  # a 10,000-action game on this 64-bit port
 UNDO_EARLY, UNDO_LATE = 100, 10000
 
@@ -115,7 +107,7 @@ def main():
                 mp_reps = max(1, reps // 4)
                 mp = best_rate(lambda p=path, r=mp_reps, h=heap: micropython(p, r, "time", heap=h))
                 note = ""
-                if mp is None:  # out of heap at 96k: the game's own tables (domino-bingo)
+                if mp is None:  # out of heap at 96k: the game's own tables
                     mp = best_rate(lambda p=path, r=mp_reps: micropython(p, r, "time",
                                                                         heap=LONG_HEAP))
                     note = " (-X heapsize=%s: not in 96k)" % LONG_HEAP

@@ -106,8 +106,9 @@ def test_watch_once_shows_score_move_last_action_and_a_sensor_warning(five_pins,
                           "  Ann  %5d     0" % score[0],
                           "> Bob  %5d     0" % score[1]]
     assert "on move: Bob" in lines
-    assert "last: P1 12" in lines
-    assert "! pin.C chatter" in lines
+    assert "last: Ann: pins 1 and 2 — 4 points" in lines  # in words, with the name
+    assert "! Pin C's switch chatters (flickers on and off): it is ignored until it works " \
+        "again; check it and its wiring" in lines
 
 
 def test_watch_once_shows_a_peg_mismatch(shove, capsys):
@@ -124,8 +125,11 @@ def test_watch_once_shows_a_peg_mismatch(shove, capsys):
     assert lines[2:5] == ["            1 2 3 4 5 6 7 8 9  total",
                           "  Ann       . 2 . . . . . . .      2",
                           "> Bob & Cy  . . . . . . . . .      0"]
-    assert "on move: Bob & Cy" in lines and "last: A 020000000" in lines
-    assert "! PEG A2 -2" in lines
+    assert "on move: Bob & Cy" in lines and "last: Ann: 2 in bed 2" in lines
+    # The mismatch says what to do, and why done is ignored meanwhile.
+    assert "! A (Ann): put 2 pegs in bed 2 (the score there is 2)" in lines
+    assert "! Pressing done scores nothing until the pegs match the score (SH-2): put them " \
+        "right first" in lines
 
 
 def test_watch_redraws_in_place_on_a_terminal(five_pins):
@@ -156,7 +160,7 @@ def test_watch_redraws_in_place_on_a_terminal(five_pins):
     text = out.getvalue()
     screens = text.split(watch.CLEAR)[1:]
     assert len(screens) >= 2
-    assert "! LOG nothing to undo" in screens[0]
+    assert "! refused: nothing to undo" in screens[0]
     assert "to start: the break (FP-7)" in screens[0]
     assert "watching %s; Ctrl-C to stop" % five_pins.port in screens[0]
     assert "(the board restarted)" in screens[-1]

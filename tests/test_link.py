@@ -314,6 +314,54 @@ def test_too_long_reply_becomes_an_err():
     assert typ == "err" and payload["code"] == "too_long"
 
 
+def test_a_state_reply_too_long_goes_without_its_latest_action():
+    """app.status() adds the latest action (rec, before, undid, config) for the host's words:
+    a reply that would not fit a frame, or not fit the heap, is sent without them."""
+    big = {"a": "turn", "side": 0, "beds": [0] * 9, "note": "x" * 700}
+
+    class Long(FakeHandler):
+        def cmd_state(self, args):
+            return {"game": "shove-hapenny", "state": {"turns": 1}, "warnings": ["w" * 200],
+                    "rec": big, "before": {"turns": 0}, "undid": None, "config": {}}
+
+    link, h, out = board(handler=Long())
+    link.feed(cmd(5, "state"))
+    (_, typ, payload), = replies(out)
+    assert typ == "ok" and payload["id"] == 5
+    assert payload["result"] == {"game": "shove-hapenny", "state": {"turns": 1},
+                                 "warnings": ["w" * 200]}
+
+    class Fits(Long):
+        def cmd_state(self, args):
+            return dict(Long.cmd_state(self, args), rec={"a": "turn", "side": 0})
+
+    link, h, out = board(handler=Fits())
+    link.feed(cmd(6, "state"))
+    assert replies(out)[0][2]["result"]["rec"] == {"a": "turn", "side": 0}
+
+    # No room on the heap for the reply with its latest action (a board's heap that play has
+    # left in pieces): the board does not fail, it answers without it.
+    link, h, out = board(handler=Fits())
+    real = frames.encode
+    tries = []
+
+    def encode(n, typ, payload, version=frames.VERSION):
+        if typ == "ok":
+            tries.append(sorted(payload["result"]))
+            if "rec" in payload["result"]:
+                raise MemoryError("memory allocation failed, allocating 1024 bytes")
+        return real(n, typ, payload, version)
+
+    frames.encode = encode
+    try:
+        link.feed(real(7, "state", {}))
+    finally:
+        frames.encode = real
+    (_, typ, payload), = replies(out)
+    assert typ == "ok" and payload["id"] == 7 and "rec" not in payload["result"]
+    assert len(tries) == 2 and "rec" in tries[0]
+
+
 def test_other_versions_and_echoes():
     link, h, out = board()
     link.feed(frames.encode(3, "hello", {}, version=1))

@@ -156,7 +156,13 @@ def test_scoresheet_shows_every_action_with_running_totals(tmp_path):
     assert len(rows) == len(SHOVE_EXAMPLE_3)
     assert "Ann starts" in rows[0]
     assert "+5 Ann" in rows[1] and "320000000 000000000" in rows[1]
-    assert "+0" not in rows[-1] and "Bob: 9" in rows[-1]  # the lost overflow scores nothing
+    # Each action in words, with what the rules made of it (SH-14, SH-15).
+    assert rows[1].endswith("Ann: 3 in bed 1, 2 in bed 2 (bed 1 full)")
+    assert rows[3].endswith("(beds 2 and 3 full)")
+    # the lost overflow scores nothing: it would give Ann the winning score (SH-15)
+    assert "+0" not in rows[-1] and rows[-1].endswith(
+        "Bob: 1 in bed 9 (bed 9: 1 over, lost: an overflow may not give Ann the winning "
+        "score, SH-15)")
     assert out[-1] == "no winner yet: Ann 26 of 27, Bob 3 of 27, 12 turns"
 
 

@@ -103,7 +103,8 @@ def test_text_sheets(db):
     out = r.stdout.splitlines()
     assert out[0] == "seven pins  Ann v Bob  from 100 down to 0"
     assert out[-1] == "winner: Ann, down to 0 with Bob on 95"
-    assert any("Bob: M3 FOUL cue_pins" in x and "+30 Bob" in x for x in out)
+    assert any("Bob: M3 — foul: the cue ball knocked a pin, 30 added" in x and "+30 Bob" in x
+               for x in out)
     r = chalk("export", ids(db)["novuss"], "-f", "text", "--db", db)
     out = r.stdout.splitlines()
     assert out[0] == "novuss  Ann v Bob  3 pucks a side"
@@ -168,7 +169,8 @@ def test_watch_renders_both_games():
     lines = watch.render({"game": "seven-pins", "game_no": 2, "state": st,
                           "players": ["Misha", "Oleg"], "last": "P1 M1"})
     assert "> Oleg      45" in lines and "  Misha    120" in lines
-    assert "on move: Oleg" in lines and "last: P1 M1" in lines
+    # The board's own short text ("P1 M1") is said in words, with the player's name.
+    assert "on move: Oleg" in lines and "last: Misha: M1" in lines
     assert watch.one_line({"game": "seven-pins", "game_no": 2, "state": st}).startswith(
         "seven-pins game 2 | to go: P1 120 - P2 45 | on move: P2")
     nv = {"left": [3, 8], "debt": [0, 1], "next": None, "winner": None}

@@ -94,6 +94,10 @@ class App:
         self.game = None
         self.header = None
         self.last = None  # text of the last action, for the display
+        # The latest action, the state list before it, the action an undo took back: status()
+        self._last_rec = None
+        self._last_s = None
+        self._last_undid = None
         self.error = None  # why the last proposed action was refused
         self.problems = list(board.problems)  # boot-time faults worth showing
         self.faults = {}  # line id -> "stuck" / "chatter"
@@ -170,7 +174,9 @@ class App:
         if self.game is None and not self._resume_header(self.journal.header()):
             return
         try:
-            self.game.push(self.game.prepare(action))  # no state dict per action at boot
+            pending = self.game.prepare(action)
+            self._keep_last(action, pending)
+            self.game.push(pending)  # no state dict per action at boot
         except RuleError as e:
             # A journal written by other rules: actions appended after this one would be lost
             # at the next boot too, so this game is closed and a new one starts.
@@ -231,6 +237,7 @@ class App:
         self._switch(game)
         self._start(header)
         self.last = None
+        self._last_rec = None
         self.error = None
         self.referee.changed()
         self.dirty = True
@@ -278,11 +285,12 @@ class App:
             self.emit("warn", {"warning": self.error})
             self.dirty = True
             return False
+        out = dict(rec)
+        out["seq"] = seq
+        self._keep_last(out, pending)
         state = self.game.commit(pending)
         self.error = None
         self.last = _describe(rec)
-        out = dict(rec)
-        out["seq"] = seq
         # One compact `a` frame when the record packs (pack.pack_action), else rec + state.
         # (Imported here: the link has it loaded on a board; the app alone need not hold it.)
         from . import pack
@@ -298,6 +306,17 @@ class App:
         self.referee.changed()
         self.dirty = True
         return True
+
+    def _keep_last(self, rec, pending):
+        # The host says the latest action in words from what it did (status(): rec, before,
+        # undid). Kept by reference (the state list it replaces is not copied); an undo's
+        # action is decoded now, while the rules still hold it.
+        # (Three attributes, not a tuple: a boot resumes thousands of actions allocating none.)
+        game = self.game
+        codes = game._codes
+        self._last_undid = game.decode(codes[-1]) if pending[0] is None and len(codes) else None
+        self._last_rec = rec
+        self._last_s = game._s
 
     def _refused(self, e):
         self.error = "%s %s" % (e.rule, e.reason)
@@ -500,13 +519,24 @@ class App:
 
     def status(self):
         st = self.journal.stats()
-        return {"state": self.game.state(), "game": self.game_id, "game_no": st["game_no"],
-                "last_seq": st["last_seq"], "players": (self.header or {}).get("players", []),
-                "outcome": self.game.outcome(), "warnings": self.warnings(), "last": self.last,
-                "note": self.referee.status(), "screen": self.display.rows,
-                "mode": "service" if self.service else "scoring",
-                "record": self.recorder is not None,
-                "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}
+        out = {"state": self.game.state(), "game": self.game_id, "game_no": st["game_no"],
+               "last_seq": st["last_seq"], "players": (self.header or {}).get("players", []),
+               "outcome": self.game.outcome(), "warnings": self.warnings(), "last": self.last,
+               "note": self.referee.status(), "screen": self.display.rows,
+               "mode": "service" if self.service else "scoring",
+               "record": self.recorder is not None,
+               "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}
+        # The latest action (as journaled), the state before it and, for an undo, the action
+        # it took back (only then); the game's config. A reply that does not fit goes without
+        # them (link.py _SPARE).
+        rec = self._last_rec
+        out["rec"] = rec
+        if rec is not None:
+            out["before"] = self.game.export(self._last_s)
+            if self._last_undid is not None:
+                out["undid"] = self._last_undid
+        out["config"] = self.game.config
+        return out
 
 
 def _bits(x):

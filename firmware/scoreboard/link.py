@@ -12,6 +12,8 @@
 # loop calls pump() between scans, so sensing never pauses for a resync, a big state reply or a
 # burst of frames. Without a budget every frame is written at once (tests, tools).
 
+import gc
+
 from . import frames
 
 # Commands the host may send: name -> ((arg, check, required, default), ...). Args are checked
@@ -20,6 +22,7 @@ _NAME_MAX = 40  # a player's name, in characters
 _PLAYERS_MAX = 9  # a tally game has up to 9 players (TL-1)
 _EVENTS_MAX = 32  # about what one frame holds
 _MESSAGE_MAX = 300  # an error message, clipped so its err frame always fits
+_SPARE = ("rec", "before", "undid", "config")  # result keys a reply may go without (_ok)
 
 
 def _is_int(v):
@@ -301,8 +304,19 @@ class Link:
         payload = {"id": cid, "result": result}
         try:
             self._send("ok", payload)
-        except frames.FrameTooLong as e:
-            return self._err(cid, "too_long", "the reply does not fit in a frame: %s" % e)
+        except (frames.FrameTooLong, MemoryError) as e:
+            # A result's spare keys (a state reply's latest action, app.status()) are left out
+            # rather than the reply not going at all, or the board failing on a heap that
+            # play has left in pieces.
+            spare = [k for k in _SPARE if k in result] if type(result) is dict else None
+            if not spare:
+                if type(e) is MemoryError:
+                    raise
+                return self._err(cid, "too_long", "the reply does not fit in a frame: %s" % e)
+            payload = None
+            result = {k: result[k] for k in result if k not in spare}
+            gc.collect()
+            return self._ok(cid, result)
         return ("ok", payload)
 
     # -- receiving ---------------------------------------------------------------------------

@@ -5,14 +5,13 @@ text are worked out by replaying the actions through the rules, as chalk/sheet.p
 show what the rules decided. Formats: docs/archive.md.
 """
 
-import csv
-import io
 import json
 from pathlib import Path
 
-from chalk import sheet
+from chalk import games, sheet
 from chalk.archive import load_cell, log_lines
 from chalk.errors import ChalkError
+from chalk.text import csv_safe
 from scoreboard import matchlog
 from scoreboard.rules import RuleError
 
@@ -77,165 +76,14 @@ def text(archive, game):
     return "\n".join(sheet.scoresheet(head, steps, final)) + "\n"
 
 
-FIVE_PINS_COLUMNS = ["seq", "time", "t_ms", "action", "player", "name", "pins", "carom", "fouls",
-                     "points_1", "points_2", "score_1", "score_2", "set", "sets_1", "sets_2",
-                     "ball_in_hand", "next"]
-SHOVE_COLUMNS = (["seq", "time", "t_ms", "action", "side", "name"]
-                 + ["coins_%d" % b for b in range(1, 10)]
-                 + ["void", "out_of_turn", "bed", "points_a", "points_b", "total_a", "total_b",
-                    "next", "misses_turn"])
-SEVEN_PINS_COLUMNS = ["seq", "time", "t_ms", "action", "player", "name", "pins", "pocketed",
-                      "carom", "called", "fouls", "change_1", "change_2", "total_1", "total_2",
-                      "next"]
-NOVUSS_COLUMNS = ["seq", "time", "t_ms", "action", "side", "name", "own", "opp", "fouls",
-                  "left_a", "left_b", "debt_a", "debt_b", "next"]
-TEXAS_42_COLUMNS = ["seq", "time", "t_ms", "action", "bidder", "bidders", "bid", "took", "made",
-                    "points_a", "points_b", "score_a", "score_b", "hands", "winner"]
-DOMINO_BINGO_COLUMNS = ["seq", "time", "t_ms", "action", "trump", "points_1", "points_2",
-                        "declared_1", "declared_2", "big_in_hand_1", "big_in_hand_2", "big_1",
-                        "big_2", "hands", "winner"]
-TALLY_COLUMNS = (["seq", "time", "t_ms", "action", "player", "name", "n"]
-                 + ["count_%d" % p for p in range(1, 10)] + ["winner"])
-GENERIC_COLUMNS = ["seq", "time", "t_ms", "action", "record", "state"]
-
-
-def _five_pins_rows(head, steps):
-    who = sheet.names(head, ["P1", "P2"])
-    target = (head.get("config") or {}).get("target", 60)
-    for _n, rec, before, after in steps:
-        a = rec.get("a")
-        p = rec.get("player")
-        points = []
-        for i in (0, 1):
-            if after["set"] != before["set"] or after["sets"] != before["sets"]:
-                # A set was won: its scores start again, so count what took the winner there.
-                d = target - before["scores"][i] if after["sets"][i] > before["sets"][i] else 0
-            else:
-                d = after["scores"][i] - before["scores"][i]
-            points.append(d)
-        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
-               "" if p is None else p + 1, "" if p is None else who[p],
-               rec.get("pins", "") if a == "shot" else "",
-               rec.get("carom", 0) if a == "shot" else "",
-               " ".join(rec.get("fouls") or ()) if a == "shot" else "",
-               points[0], points[1], after["scores"][0], after["scores"][1], after["set"],
-               after["sets"][0], after["sets"][1], int(bool(after["ball_in_hand"])),
-               "" if after["next"] is None else who[after["next"]]]
-
-
-def _shove_rows(head, steps):
-    who = sheet.names(head, ["A", "B"])
-    for _n, rec, before, after in steps:
-        a = rec.get("a")
-        s = rec.get("side")
-        beds = rec.get("beds") if a == "turn" else None
-        out_of_turn = a == "turn" and not rec.get("void") and before["next"] != s
-        totals = [sum(after["beds"][i]) for i in (0, 1)]
-        points = [totals[i] - sum(before["beds"][i]) for i in (0, 1)]
-        skip = [who[i] for i in (0, 1) if after["skip"][i]]
-        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
-                "" if s is None else "AB"[s], "" if s is None else who[s]]
-               + (list(beds) if beds else [""] * 9)
-               + [rec.get("void", ""), int(out_of_turn) if a == "turn" else "",
-                  rec.get("bed", "") if a == "claim" else "", points[0], points[1], totals[0],
-                  totals[1], "" if after["next"] is None else who[after["next"]],
-                  " ".join(skip)])
-
-
-def _seven_pins_rows(head, steps):
-    who = sheet.names(head, ["P1", "P2"])
-    for _n, rec, before, after in steps:
-        a = rec.get("a")
-        p = rec.get("player")
-        shot = a == "shot"
-        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
-               "" if p is None else p + 1, "" if p is None else who[p],
-               " ".join(rec.get("pins") or ()) if shot else "",
-               rec.get("pocketed", 0) if shot else "", rec.get("carom", 0) if shot else "",
-               rec.get("called", 0) if shot else "",
-               " ".join(rec.get("fouls") or ()) if shot else "",
-               after["totals"][0] - before["totals"][0], after["totals"][1] - before["totals"][1],
-               after["totals"][0], after["totals"][1],
-               "" if after["next"] is None else who[after["next"]]]
-
-
-def _novuss_rows(head, steps):
-    who = sheet.names(head, ["A", "B"])
-    for _n, rec, _before, after in steps:
-        a = rec.get("a")
-        s = rec.get("side")
-        shot = a == "shot"
-        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), a,
-               "" if s is None else "AB"[s], "" if s is None else who[s],
-               rec.get("own", 0) if shot else "", rec.get("opp", 0) if shot else "",
-               " ".join(rec.get("fouls") or ()) if shot else "",
-               after["left"][0], after["left"][1], after["debt"][0], after["debt"][1],
-               "" if after["next"] is None else who[after["next"]]]
-
-
-def _winner(who, w):
-    return "" if w is None else ("draw" if w == "draw" else who[w])
-
-
-def _texas_42_rows(head, steps):
-    who = sheet.t42_sides(head)
-    for _n, rec, before, after in steps:
-        hand = rec.get("a") == "hand"
-        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a")]
-               + ([rec["bidder"], who[rec["bidder"]], rec["bid"], rec["took"],
-                   int(sheet.t42_made(rec))] if hand else [""] * 5)
-               + [after["scores"][i] - before["scores"][i] for i in (0, 1)]
-               + [after["scores"][0], after["scores"][1], after["hands"],
-                  _winner(who, after["winner"])])
-
-
-def _domino_bingo_rows(head, steps):
-    who = sheet.names(head, ["P1", "P2"])
-    for _n, rec, _before, after in steps:
-        hand = rec.get("a") == "hand"
-        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a")]
-               + ([sheet.TRUMPS[rec["trump"]]] + list(rec["points"]) + list(rec["declared"])
-                  + list(rec["big"]) if hand else [""] * 7)
-               + [after["big"][0], after["big"][1], after["hands"],
-                  _winner(who, after["winner"])])
-
-
-def _tally_rows(head, steps):
-    who = sheet.tally_names(head)
-    for _n, rec, _before, after in steps:
-        add = rec.get("a") == "add"
-        counts = list(after["counts"])
-        yield ([rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a")]
-               + ([rec["player"] + 1, who[rec["player"]], rec["n"]] if add else [""] * 3)
-               + counts + [""] * (9 - len(counts)) + [_winner(who, after["winner"])])
-
-
-def _generic_rows(head, steps):
-    for _n, rec, _before, after in steps:
-        yield [rec["seq"], sheet.clock(rec.get("t", 0)), rec.get("t", 0), rec.get("a"),
-               matchlog.dumps(matchlog.strip_meta(rec)), matchlog.dumps(after)]
-
-
-CSV = {
-    "five-pins": (FIVE_PINS_COLUMNS, _five_pins_rows),
-    "shove-hapenny": (SHOVE_COLUMNS, _shove_rows),
-    "seven-pins": (SEVEN_PINS_COLUMNS, _seven_pins_rows),
-    "novuss": (NOVUSS_COLUMNS, _novuss_rows),
-    "texas-42": (TEXAS_42_COLUMNS, _texas_42_rows),
-    "domino-bingo": (DOMINO_BINGO_COLUMNS, _domino_bingo_rows),
-    "tally": (TALLY_COLUMNS, _tally_rows),
-}
-
-
 def csv_text(archive, game):
+    """The game as CSV: its game's columns (chalk/games/), one row per action; text cells are
+    made safe for spreadsheets (chalk.text.csv_safe)."""
     head, steps, _final = replay(archive, game)
-    columns, rows = CSV.get(head.get("game"), (GENERIC_COLUMNS, _generic_rows))
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(columns)
-    for row in rows(head, steps):
-        w.writerow(row)
-    return buf.getvalue()
+    g = games.get(head.get("game"))
+    rows = [g.csv_columns]
+    rows += g.csv_rows(head, steps, sheet.side_names(head), head.get("config") or {})
+    return csv_safe(rows)
 
 
 RENDER = {"jsonl": jsonl, "csv": csv_text, "text": text}

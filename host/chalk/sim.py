@@ -49,8 +49,13 @@ def micropython():
     return found
 
 
+def board_names():
+    """The names of the board configs that come with Chalk (firmware/boards/NAME.json)."""
+    return sorted(q.stem for q in BOARDS.glob("*.json"))
+
+
 def board_config(board):
-    """A board config path from a name (five-pins, shove-hapenny) or a path."""
+    """A board config path from a board config's name (board_names()) or a path."""
     p = Path(board)
     if p.suffix == ".json" or p.exists():
         if not p.is_file():
@@ -58,7 +63,7 @@ def board_config(board):
         return p
     p = BOARDS / (board + ".json")
     if not p.is_file():
-        known = ", ".join(sorted(q.stem for q in BOARDS.glob("*.json")))
+        known = ", ".join(board_names())
         raise ChalkError("unknown board %r" % board, hint="known boards: %s, or a .json path"
                          % known)
     return p
@@ -72,7 +77,7 @@ def default_flash(board_name):
 
 def board_for_game(board_cfg, game=None, game_config=None):
     """The board config text, with its game (and game config) changed if asked: a scorepad
-    plays any keypad game (texas-42, domino-bingo, tally). ChalkError if the board cannot."""
+    plays any keypad game (referee/keyentry.py GAMES). ChalkError if the board cannot."""
     import json
 
     from scoreboard import boardconfig
@@ -89,9 +94,11 @@ def board_for_game(board_cfg, game=None, game_config=None):
     try:
         boardconfig.load(cfg)
     except boardconfig.BoardConfigError as e:
+        from scoreboard.referee.keyentry import GAMES
+
         raise ChalkError("board %s cannot play that: %s" % (Path(board_cfg).stem, e),
                          hint="--game takes another game of the same kind of board (a "
-                         "scorepad: texas-42, domino-bingo or tally)")
+                         "scorepad: %s)" % " or ".join(GAMES))
     return json.dumps(cfg, indent=2) + "\n"
 
 

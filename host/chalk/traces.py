@@ -4,18 +4,15 @@ A trace is what the board's lines did, `{"t": ms, "line": name, "v": 0|1}` per c
 builder plays the people at the table: presses with contact bounce, pins that fall (and some that
 stand up again, FP-19), pins that only wobble (FP-21), pegs put in and pulled. `from_matchlog`
 turns a whole match log into the trace a scorer would produce for it, so a simulated board can
-be checked against the rules: replaying the trace must give the log's final state.
+be checked against the rules: replaying the trace must give the log's final state. What a scorer
+does at each game's table is that game's (chalk/games/: trace); Trace is the shared vocabulary.
 """
 
 import json
 import random
 
+from chalk import games
 from scoreboard import matchlog
-from scoreboard.referee.five_pins import FOULS
-from scoreboard.referee.novuss import FOULS as NOVUSS_FOULS
-from scoreboard.referee.seven_pins import FOULS as SEVEN_PINS_FOULS
-from scoreboard.referee.seven_pins import PINS as SEVEN_PINS
-from scoreboard.rules import new_game
 
 
 class Trace:
@@ -123,192 +120,14 @@ class Trace:
             f.write("\n".join(self.lines()) + "\n")
 
 
-def _shove(tr, head, actions):
-    game = new_game(head["game"], head.get("config"))
-    pegs = [[0] * 9, [0] * 9]
-
-    def sync(beds):
-        # Put pegs in (or pull them) until each square shows the rules' count.
-        changed = False
-        for s in (0, 1):
-            for b in range(9):
-                while pegs[s][b] < beds[s][b]:
-                    pegs[s][b] += 1
-                    tr.edge(tr.t, "peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 1)
-                    tr.wait(tr.rng.randint(150, 400))
-                    changed = True
-                while pegs[s][b] > beds[s][b]:
-                    tr.edge(tr.t, "peg.%d.%d.%d" % (s, b + 1, pegs[s][b]), 0)
-                    pegs[s][b] -= 1
-                    tr.wait(tr.rng.randint(150, 400))
-                    changed = True
-        if changed:
-            tr.wait(600)  # past the peg debounce before the button
-
-    for action in actions:
-        before = game.state()
-        after = game.apply(action)
-        a = action["a"]
-        if a == "start":
-            if action["side"] == 1:
-                tr.press("out_of_turn")
-            tr.press("done")
-        elif a == "turn":
-            tr.wait(tr.rng.randint(3000, 9000))  # five coins shoved
-            void = action.get("void")
-            if void:
-                for _ in range(("touched", "removed").index(void) + 1):
-                    tr.press("void")
-            if action["side"] != before["next"]:
-                tr.press("out_of_turn")
-            sync(after["beds"])
-            tr.press("done")
-        elif a == "claim":
-            sync(after["beds"])
-            tr.press("claim")
-        elif a == "undo":
-            tr.long_press("done")
-            sync(after["beds"])
-        else:
-            raise ValueError("no trace for shove action %r" % a)
-
-
-def _five_pins(tr, head, actions):
-    game = new_game(head["game"], head.get("config"))
-    for action in actions:
-        game.apply(action)  # the log must be legal: a refused action stops here
-        a = action["a"]
-        if a == "break":
-            if action["player"] != 0:
-                tr.press("break")
-            tr.press("confirm")
-        elif a == "shot":
-            tr.wait(tr.rng.randint(2000, 6000))  # lining up the shot
-            strike = tr.t
-            standing = [p for p in "1234C" if p not in action.get("pins", "")]
-            for p in action.get("pins", ""):
-                # Most pins stay down; some bounce back onto their spot and still count (FP-19).
-                back = tr.rng.random() < 0.3
-                tr.pin_fall(p, strike + tr.rng.randint(300, 1200),
-                            tr.rng.randint(60, 400) if back else 1500)
-            if standing and tr.rng.random() < 0.5:
-                tr.wobble(tr.rng.choice(standing), strike + tr.rng.randint(200, 1500))
-            tr.t = strike + 4500  # the balls have stopped; the window settled
-            carom = action.get("carom", 0)
-            if carom:
-                tr.press("carom%d" % carom)
-            _foul_list(tr, action.get("fouls", []), FOULS)
-            tr.press("confirm")
-            tr.wait(500)
-        elif a == "undo":
-            tr.long_press("confirm")
-        else:
-            raise ValueError("no trace for five-pins action %r" % a)
-
-
-def _foul_list(tr, fouls, codes):
-    """Mark each foul on the foul list (docs/scoring-at-the-table.md): "foul" opens it and moves
-    down, "confirm" marks the code under the cursor and closes it."""
-    for code in fouls:
-        for _ in range(codes.index(code) + 1):
-            tr.press("foul")
-        tr.press("confirm")
-
-
-def _seven_pins(tr, head, actions):
-    game = new_game(head["game"], head.get("config"))
-    for action in actions:
-        game.apply(action)  # the log must be legal: a refused action stops here
-        a = action["a"]
-        if a == "break":
-            if action["player"] != 0:
-                tr.press("break")
-            tr.press("confirm")
-        elif a == "shot":
-            tr.wait(tr.rng.randint(2000, 6000))  # lining up the shot
-            strike = tr.t
-            down = action.get("pins", [])
-            for p in down:
-                # Light pins bounce off the balls; some land back on their spot and still count.
-                back = tr.rng.random() < 0.3
-                tr.pin_fall(p, strike + tr.rng.randint(300, 1200),
-                            tr.rng.randint(60, 400) if back else 1500)
-            standing = [p for p in SEVEN_PINS if p not in down]
-            if standing and tr.rng.random() < 0.5:
-                tr.wobble(tr.rng.choice(standing), strike + tr.rng.randint(200, 1500))
-            for i in range(action.get("pocketed", 0)):
-                # An object ball drops through a pocket's beam (SP-10): the board counts it.
-                tr.pocket(tr.rng.choice((1, 2)), strike + 1500 + 700 * i)
-            tr.t = strike + 4500  # the balls have stopped; the pins are stood up again
-            if action.get("carom"):
-                tr.press("carom")
-            if action.get("called"):
-                tr.press("called")
-            _foul_list(tr, action.get("fouls", []), SEVEN_PINS_FOULS)
-            tr.press("confirm")
-            tr.wait(500)
-        elif a == "undo":
-            tr.long_press("confirm")
-        else:
-            raise ValueError("no trace for seven-pins action %r" % a)
-
-
-def _novuss(tr, head, actions):
-    game = new_game(head["game"], head.get("config"))
-    for action in actions:
-        game.apply(action)
-        a = action["a"]
-        if a == "start":
-            if action["side"] != 0:
-                tr.press("start")
-            tr.press("confirm")
-        elif a == "shot":
-            tr.wait(tr.rng.randint(1000, 3000))  # lining up
-            # The pucks drop through the pockets' beams past the colour sensors; side 0 plays
-            # the red pucks, side 1 the black (referee/novuss.py).
-            side = action["side"]
-            for colour in ([side] * action.get("own", 0) + [1 - side] * action.get("opp", 0)):
-                tr.wait(tr.rng.randint(200, 600))
-                tr.pocket(tr.rng.randint(1, 4), tr.t, (2000, 600)[colour])
-            tr.wait(tr.rng.randint(1000, 2000))  # everything at rest
-            _foul_list(tr, action.get("fouls", []), NOVUSS_FOULS)
-            tr.press("confirm")
-            tr.wait(500)
-        elif a == "undo":
-            tr.long_press("confirm")
-        else:
-            raise ValueError("no trace for novuss action %r" % a)
-
-
-BUILDERS = {"seven-pins": _seven_pins, "novuss": _novuss}
-
-
 def keypad_keys(game, action):
     """The keys a scorer types on a scorepad for one action (docs/scorepad.md)."""
-    a = action["a"]
-    if a == "undo":
+    if action["a"] == "undo":
         return "D#"
-    if game == "texas-42":
-        return "%d#%d#%d##" % (action["bidder"] + 1, action["bid"], action["took"])
-    if game == "domino-bingo":
-        nums = [action["trump"]] + list(action["points"]) + list(action["declared"]) + \
-            list(action["big"])
-        return "".join("%d#" % n for n in nums) + "#"
-    if game == "tally":
-        if a == "finish":
-            return "C#"
-        n = action["n"]
-        return "%d#%s%d##" % (action["player"] + 1, "B" if n < 0 else "", abs(n))
-    raise ValueError("no keys for %s action %r" % (game, a))
-
-
-def _keypad(tr, head, actions):
-    game = new_game(head["game"], head.get("config"))
-    for action in actions:
-        game.apply(action)  # the log must be legal: a refused action stops here
-        if action["a"] != "undo":
-            tr.wait(tr.rng.randint(4000, 15000))  # the hand (or the throw) is played
-        tr.keys(keypad_keys(head["game"], action))
+    g = games.get(game)
+    if not g.keypad:
+        raise ValueError("no keys for %s action %r" % (game, action["a"]))
+    return g.keys(action)
 
 
 def from_matchlog(lines, seed=1, bounce_ms=None):
@@ -322,10 +141,6 @@ def from_matchlog(lines, seed=1, bounce_ms=None):
         a.pop("t", None)
     tr = Trace(seed, bounce_ms=bounce_ms)
     tr.wait(500)
-    build = BUILDERS.get(log.header["game"])
-    if build is None:
-        build = {"shove-hapenny": _shove, "five-pins": _five_pins, "texas-42": _keypad,
-                 "domino-bingo": _keypad, "tally": _keypad}[log.header["game"]]
-    build(tr, log.header, actions)
+    games.get(log.header["game"]).trace(tr, log.header, actions)
     tr.wait(3000)
     return tr

@@ -1,102 +1,108 @@
-"""What a scoreboard shows of a game, worked out from the board's state dict alone.
+"""What a scoreboard shows of a game, worked out from the board's state reply alone.
 
-view() turns a board's `state` result (docs/serial-protocol.md) into a plain dict the web page,
-`chalk stats` and the plots draw: one row per player or side (name, score, a detail line, on
-move, winner), the game's headline (set, turn, hand), who is on move, the last action and the
-warnings. Shove ha'penny and five-pins get views of their own (beds, sets, ball in hand); any
-other game is shown from its state's shape (the match-log contract: a list with one number per
-player is a score, `next` is on move, `winner` the winner), so a new game shows without a change
-here.
+view() turns a board's `state` result (docs/serial-protocol.md) into a plain dict the web page
+draws: one row per side (name as the board shows it, score, a detail line, on move, winner), the
+game's name and race in words, its headline (set, turn, hand), who is on move, the last action
+in words with the players' names, its fouls, plain-word notices for staff (what to do about a
+peg mismatch or a stuck sensor) and the warnings. Each game's words come from its host module
+(chalk/games/); a game with no module is shown from its state's shape, so it still shows.
+
+words() is the same words for `chalk watch`: names as given (the terminal escapes them), no
+bidi isolates.
 """
 
-# Lists in a state that hold one score per player or side, most telling first.
-SCORE_KEYS = ("scores", "totals", "counts", "big", "left", "points")
+from chalk import games
+from chalk.games import common
+
+SCORE_KEYS = common.SCORE_KEYS
 
 
 def player_name(players, i, default):
-    p = players[i] if i < len(players) else None
-    if type(p) is list:
-        return " & ".join(str(x) for x in p)
-    return str(p) if p else default
-
-
-def _is_num(x):
-    return type(x) in (int, float)
-
-
-def _per_side(st, n_players):
-    """The state's per-player lists of numbers: [(key, list)], SCORE_KEYS first."""
-    lists = []
-    for k in sorted(st):
-        v = st[k]
-        if type(v) is list and len(v) >= 2 and all(_is_num(x) for x in v) and (
-                not n_players or len(v) == n_players or n_players < 2):
-            lists.append((k, v))
-    lists.sort(key=lambda kv: (SCORE_KEYS.index(kv[0]) if kv[0] in SCORE_KEYS
-                               else len(SCORE_KEYS), kv[0]))
-    return lists
-
-
-def score(game, st):
-    """Each side's score as one number, for charts and statistics: shove ha'penny the marks
-    chalked, five-pins the points of the set in play, any other game its per-side list."""
-    if not st:
-        return []
-    if game == "shove-hapenny":
-        return [sum(b) for b in st["beds"]]
-    lists = _per_side(st, 0)
-    return list(lists[0][1]) if lists else []
+    return common.entry(players, i, default)
 
 
 def side_names(players, k):
-    """Names of k sides. Players named one by one for fewer sides (four names, two sides: a
-    partnership game such as texas-42) sit alternately: side i is players i, i+k, ..."""
-    if k and len(players) > k and len(players) % k == 0:
-        return [" & ".join(player_name(players, j, "P%d" % (j + 1))
-                           for j in range(i, len(players), k)) for i in range(k)]
-    return [player_name(players, i, "P%d" % (i + 1)) for i in range(max(len(players), k))]
+    """Names of k sides, players named one by one sitting alternately (a game with no module
+    of its own; a game's module names its sides as its board does)."""
+    return common.alternate_names(players or [], k)
 
 
-def _rows_generic(st, players):
-    # Lists as long as the players first; if none is (four names for two sides), any list.
-    lists = _per_side(st, len(players)) or _per_side(st, 0)
-    names = side_names(players, len(lists[0][1]) if lists else 0)
-    rows = []
-    for i in range(max(len(names), 2 if lists else 0)):
-        rows.append({"name": names[i] if i < len(names) else "P%d" % (i + 1),
-                     "score": str(lists[0][1][i]) if lists and i < len(lists[0][1]) else "",
-                     "detail": "  ".join("%s %s" % (k, v[i]) for k, v in lists[1:]
-                                         if i < len(v))})
-    return rows, (lists[0][0] if lists else "")
+def score(game, st):
+    """Each side's score as one number, for charts and statistics."""
+    return games.get(game).score(st) if st else []
 
 
-def _headline_generic(st):
-    bits = []
-    for k in ("set", "turns", "hands", "round", "frame"):
-        if _is_num(st.get(k)):
-            bits.append("%s %s" % (k.rstrip("s") if k != "set" else k, st[k]))
-    return ", ".join(bits)
+def names_of(status):
+    """The sides' names of a status (or a match-log header: players and config)."""
+    g = games.get(status.get("game"))
+    return g.side_names(status.get("players") or [], status.get("config") or {})
 
 
-def _five_pins(st, players):
-    rows = []
-    for p in (0, 1):
-        rows.append({"name": player_name(players, p, "P%d" % (p + 1)),
-                     "score": str(st["scores"][p]),
-                     "detail": "sets %d" % st["sets"][p],
-                     "sets": st["sets"][p]})
-    return rows, "set %d" % st["set"], "points"
+def last_words(status, names):
+    """(text, fouls) of the status's latest action, or ("", []) when it has none (a new game,
+    a board without it): the board's own short text is never passed on."""
+    rec = status.get("rec")
+    after = status.get("state")
+    g = games.get(status.get("game"))
+    if "rec" not in status and type(status.get("last")) is str and type(after) is dict:
+        try:  # a board whose reply has only its own short text: what that stands for
+            rec = g.parse_last(status["last"], after)
+        except (KeyError, TypeError, ValueError, IndexError):
+            rec = None
+    if type(rec) is not dict or type(after) is not dict:
+        return "", []
+    before = status.get("before") if type(status.get("before")) is dict else None
+    config = status.get("config") if type(status.get("config")) is dict else {}
+    return describe(g, rec, before, after, names, config, status.get("undid"))
 
 
-def _shove(st, players):
-    rows = []
-    for side in (0, 1):
-        beds = st["beds"][side]
-        rows.append({"name": player_name(players, side, "AB"[side]),
-                     "score": str(sum(beds)),
-                     "detail": "misses the next turn" if st["skip"][side] else "",
-                     "beds": list(beds)})
-    return rows, "turn %d" % st["turns"], "marks"
+def describe(g, rec, before, after, names, config, undid=None):
+    """One action in words: (text, fouls). An undo is said as what it took back (the action
+    `undid`, which led from the state after the undo to the one before it). Anything that does
+    not fit the game's vocabulary (a board speaking another firmware) gives ("", [])."""
+    try:
+        if rec.get("a") == "undo":
+            if type(undid) is dict and g.valid(undid, config):
+                text, _fouls = g.describe(undid, after, before, names, config)
+                return "Undone: " + text, []
+            return "Undone: the action before", []
+        if not g.valid(rec, config):
+            return "", []
+        return g.describe(rec, before, after, names, config)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return "", []
+
+
+def words(status, page=False):
+    """The status in words: last (the latest action), last_fouls, note (what is being entered
+    now, or ""), notices (for staff: what to do) and warnings. `page`: names wrapped in bidi
+    isolates where they could reorder the sentence around them."""
+    g = games.get(status.get("game"))
+    config = status.get("config") if type(status.get("config")) is dict else {}
+    names = g.side_names(status.get("players") or [], config)
+    if page:
+        names = [common.isolate(n) for n in names]
+    st = status.get("state") if type(status.get("state")) is dict else None
+    text, fouls = last_words(status, names)
+    notices = []
+    warnings = []
+    for w in status.get("warnings") or []:
+        w = str(w)
+        said = None
+        try:
+            said = g.warning_words(w, st, names)
+        except (KeyError, TypeError, ValueError, IndexError):
+            said = None
+        kind, line = said or common.warning_in_words(w)
+        (notices if kind == "notice" else warnings).append(line)
+    note = str(status.get("note") or "")
+    try:
+        notices = g.more_notices(notices, st, names, note)
+        note_words = g.note_words(note, st, names)
+    except (KeyError, TypeError, ValueError, IndexError):
+        note_words = ""
+    return {"last": text, "last_fouls": fouls, "note": note_words, "notices": notices,
+            "warnings": warnings}
 
 
 def view(status, table=None, scoring=True, why=None):
@@ -104,14 +110,16 @@ def view(status, table=None, scoring=True, why=None):
     `why`) marks a board that is not keeping the score now (no connection, service view)."""
     status = status or {}
     game = status.get("game")
+    g = games.get(game)
     st = status.get("state")
     players = status.get("players") or []
+    config = status.get("config") if type(status.get("config")) is dict else {}
     out = {"table": table, "game": game, "game_no": status.get("game_no"),
-           "scoring": bool(scoring), "why": why or "", "rows": [], "headline": "",
-           "unit": "", "on_move": "", "last": str(status.get("last") or ""),
-           "note": str(status.get("note") or ""),
-           "warnings": [str(w) for w in status.get("warnings") or []],
-           "seq": status.get("last_seq"), "winner": None, "kind": "generic"}
+           "game_name": g.game_name(config) if game else "", "race": g.race(config) if config
+           else "", "scoring": bool(scoring), "why": why or "", "rows": [], "headline": "",
+           "unit": "", "on_move": "", "last": "", "last_fouls": [], "note": "", "notices": [],
+           "warnings": [], "seq": status.get("last_seq"), "winner": None, "kind": "generic"}
+    out.update(words(status, page=True))
     screen = status.get("screen") or []
     if scoring and screen and str(screen[0]).startswith("SERVICE"):
         out["scoring"] = False
@@ -119,27 +127,25 @@ def view(status, table=None, scoring=True, why=None):
     if type(st) is not dict:
         out["headline"] = "no game in progress"
         return out
-    if game == "five-pins" and "scores" in st:
-        rows, out["headline"], out["unit"] = _five_pins(st, players)
-        out["kind"] = game
-    elif game == "shove-hapenny" and "beds" in st:
-        rows, out["headline"], out["unit"] = _shove(st, players)
-        out["kind"] = game
-    else:
-        rows, out["unit"] = _rows_generic(st, players)
-        out["headline"] = _headline_generic(st)
+    names = g.side_names(players, config)
+    try:
+        rows, out["headline"], out["unit"] = g.rows(st, names, config)
+        out["kind"] = g.fragment
+    except (KeyError, TypeError, ValueError, IndexError):
+        # A state this game's module does not know (another firmware): shown from its shape.
+        rows, out["headline"], out["unit"] = common.HostGame.rows(g, st, names, config)
     nxt = st.get("next")
     winner = st.get("winner")
     for i, r in enumerate(rows):
         r["on_move"] = winner is None and nxt == i
         r["winner"] = winner == i
     out["rows"] = rows
-    names = [r["name"] for r in rows]
+    names = [common.isolate(r["name"]) for r in rows]
     if winner is not None:
         out["winner"] = winner
         out["on_move"] = "draw" if winner == "draw" else "winner: %s" % (
-            names[winner] if type(winner) is int and winner < len(names) else winner)
-    elif type(nxt) is int and nxt < len(names):
+            names[winner] if type(winner) is int and 0 <= winner < len(names) else winner)
+    elif type(nxt) is int and 0 <= nxt < len(names):
         out["on_move"] = "on move: %s%s" % (names[nxt],
                                             ", ball in hand" if st.get("ball_in_hand") else "")
     elif "next" in st:

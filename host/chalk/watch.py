@@ -9,7 +9,8 @@ import json
 import sys
 import time
 
-from chalk import link
+from chalk import games, link, views
+from chalk.games import common
 from chalk.text import printable
 from scoreboard import frames
 
@@ -17,173 +18,79 @@ CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: plain ANSI, any terminal h
 
 
 def player_name(players, i, default):
-    p = players[i] if i < len(players) else None
-    if type(p) is list:
-        return printable(" & ".join(str(x) for x in p))
-    return printable(p) if p else default
+    return printable(common.entry(players, i, default))
 
 
-def _five_pins(st, players):
-    names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
-    w = max(len(n) for n in names)
-    rows = ["  %-*s  score  sets" % (w, "")]
-    for p in (0, 1):
-        mark = ">" if st["next"] == p else " "
-        extra = ""
-        if st["breaker"] == p and st["next"] is None and st["winner"] is None:
-            extra = "   breaks"
-        rows.append("%s %-*s  %5d  %4d%s" % (mark, w, names[p], st["scores"][p], st["sets"][p],
-                                              extra))
-    return "set %d" % st["set"], names, rows
+def _on_move(g, st, names):
+    def who(i):
+        return names[i] if type(i) is int and 0 <= i < len(names) else printable(i)
 
-
-def _shove(st, players):
-    names = [player_name(players, i, "AB"[i]) for i in (0, 1)]
-    w = max(len(n) for n in names)
-    rows = ["  %-*s  %s  total" % (w, "", " ".join("123456789"))]
-    for side in (0, 1):
-        mark = ">" if st["next"] == side else " "
-        beds = " ".join(str(n) if n else "." for n in st["beds"][side])
-        extra = "   misses the next turn" if st["skip"][side] else ""
-        rows.append("%s %-*s  %s  %5d%s" % (mark, w, names[side], beds, sum(st["beds"][side]),
-                                             extra))
-    return "turn %d" % st["turns"], names, rows
-
-
-def _seven_pins(st, players):
-    names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
-    w = max(len(n) for n in names)
-    rows = ["  %-*s  to go" % (w, "")]
-    for p in (0, 1):
-        mark = ">" if st["next"] == p else " "
-        rows.append("%s %-*s  %5d" % (mark, w, names[p], st["totals"][p]))
-    return "", names, rows
-
-
-def _novuss(st, players):
-    names = [player_name(players, i, "AB"[i]) for i in (0, 1)]
-    w = max(len(n) for n in names)
-    rows = ["  %-*s  left  owes" % (w, "")]
-    for side in (0, 1):
-        mark = ">" if st["next"] == side else " "
-        rows.append("%s %-*s  %4d  %4d" % (mark, w, names[side], st["left"][side],
-                                            st["debt"][side]))
-    return "", names, rows
-
-
-def _texas_42(st, players):
-    if len(players) == 4 and all(type(p) is str for p in players):
-        names = [printable("%s & %s" % (players[0], players[2])),
-                 printable("%s & %s" % (players[1], players[3]))]
-    else:
-        names = [player_name(players, i, ("P1 & P3", "P2 & P4")[i]) for i in (0, 1)]
-    w = max(len(n) for n in names)
-    rows = ["  %-*s  score" % (w, "")] + ["  %-*s  %5d" % (w, names[i], st["scores"][i])
-                                         for i in (0, 1)]
-    return "hand %d" % (st["hands"] + 1), names, rows
-
-
-def _domino_bingo(st, players):
-    names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
-    w = max(len(n) for n in names)
-    rows = ["  %-*s  big points" % (w, "")] + ["  %-*s  %10d" % (w, names[i], st["big"][i])
-                                              for i in (0, 1)]
-    return "hand %d" % (st["hands"] + 1), names, rows
-
-
-def _tally(st, players):
-    names = [player_name(players, i, "P%d" % (i + 1)) for i in range(len(st["counts"]))]
-    w = max(len(n) for n in names)
-    rows = ["  %-*s  %5d" % (w, names[i], c) for i, c in enumerate(st["counts"])]
-    return "", names, rows
-
-
-def _generic(st, players):
-    names = [player_name(players, i, "side %d" % i) for i in range(max(len(players), 2))]
-    return "", names, ["  %s: %s" % (k, st[k]) for k in sorted(st)]
-
-
-GAMES = {"five-pins": _five_pins, "shove-hapenny": _shove, "texas-42": _texas_42,
-         "domino-bingo": _domino_bingo, "tally": _tally}
-TURNLESS = ("texas-42", "domino-bingo", "tally")  # any side or player may score next
-GAMES["seven-pins"] = _seven_pins
-GAMES["novuss"] = _novuss
-TO_START = {"seven-pins": "the break (SP-15)", "novuss": "which side shoots first"}
-
-
-def _on_move(game, st, names):
     if st.get("winner") == "draw":
         return "a draw"
     if st.get("winner") is not None:
-        return "winner: %s" % names[st["winner"]]
-    if game in TURNLESS:
-        return "next: the next %s" % ("count" if game == "tally" else "hand")
+        return "winner: %s" % who(st["winner"])
+    if g.turnless:
+        return "next: the next %s" % g.turnless
     if st.get("next") is None:
-        if game in TO_START:
-            return "to start: " + TO_START[game]
-        return "to start: " + ("the break (FP-7)" if game == "five-pins" else
-                               "who shoots first (SH-5)")
+        return "to start: " + g.waiting
     extra = ", ball in hand" if st.get("ball_in_hand") else ""
-    return "on move: %s%s" % (names[st["next"]], extra)
+    return "on move: %s%s" % (who(st["next"]), extra)
+
+
+def _game(status):
+    """(HostGame, names escaped for the terminal, config) of a status."""
+    g = games.get(status.get("game"))
+    config = status.get("config") if type(status.get("config")) is dict else {}
+    names = [printable(n) for n in g.side_names(status.get("players") or [], config)]
+    return g, names, config
+
+
+def _title(status, g, config):
+    # The game by its id, as the commands name it (`chalk new --game ID`); the pages show its
+    # name in words.
+    return status.get("game") or "no game"
 
 
 def render(status, port=None):
     """The board's state result as lines of text."""
-    game = status.get("game") or "no game"
+    g, names, config = _game(status)
     st = status.get("state")
-    players = status.get("players") or []
-    head = "%s, game %s" % (game, status.get("game_no"))
+    head = "%s, game %s" % (_title(status, g, config), status.get("game_no"))
     if st is None:
         return [head + (" on %s" % port if port else ""), "no game in progress"]
-    where, names, rows = GAMES.get(game, _generic)(st, players)
+    try:
+        where, rows = g.watch_rows(st, names)
+    except (KeyError, TypeError, ValueError, IndexError):  # a state the game does not know
+        where, rows = common.HostGame.watch_rows(g, st, names)
     if where:
         head += ", " + where
-    lines = [head + (" on %s" % port if port else ""), ""] + rows + ["", _on_move(game, st,
-                                                                                 names)]
-    if status.get("last"):
-        lines.append("last: %s" % status["last"])
-    if status.get("note"):
-        lines.append("now: %s" % status["note"])
-    for w in status.get("warnings") or []:
-        lines.append("! %s" % w)
+    lines = [head + (" on %s" % port if port else ""), ""] + rows + ["", _on_move(g, st, names)]
+    said = views.words(status)
+    if said["last"]:
+        lines.append("last: %s" % printable(said["last"]))
+    if said["note"]:
+        lines.append("now: %s" % printable(said["note"]))
+    for w in said["notices"] + said["warnings"]:
+        lines.append("! %s" % printable(w))
     return lines
 
 
 def one_line(status):
     """The same in one line: game, score, who is on move, last action, warnings."""
+    g, names, config = _game(status)
     st = status.get("state")
-    game = status.get("game") or "no game"
     if st is None:
-        return "%s: no game in progress" % game
-    players = status.get("players") or []
-    if game == "five-pins":
-        names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
-        score = "set %d: %s %d (%d) - %s %d (%d)" % (
-            st["set"], names[0], st["scores"][0], st["sets"][0], names[1], st["scores"][1],
-            st["sets"][1])
-    elif game == "shove-hapenny":
-        names = [player_name(players, i, "AB"[i]) for i in (0, 1)]
-        score = "turn %d: %s %s - %s %s" % (
-            st["turns"], names[0], "".join(map(str, st["beds"][0])), names[1],
-            "".join(map(str, st["beds"][1])))
-    elif game == "seven-pins":
-        names = [player_name(players, i, "P%d" % (i + 1)) for i in (0, 1)]
-        score = "to go: %s %d - %s %d" % (names[0], st["totals"][0], names[1], st["totals"][1])
-    elif game == "novuss":
-        names = [player_name(players, i, "AB"[i]) for i in (0, 1)]
-        score = "left: %s %d (owes %d) - %s %d (owes %d)" % (
-            names[0], st["left"][0], st["debt"][0], names[1], st["left"][1], st["debt"][1])
-    elif game in GAMES:
-        _, names, rows = GAMES[game](st, players)
-        score = ", ".join(" ".join(r.split()) for r in rows
-                          if r.strip() and not r.strip().endswith(("score", "points")))
-    else:
-        names = [player_name(players, i, "side %d" % i) for i in range(max(len(players), 2))]
-        score = " ".join("%s=%s" % (k, st[k]) for k in sorted(st))
-    parts = ["%s game %s" % (game, status.get("game_no")), score, _on_move(game, st, names)]
-    if status.get("last"):
-        parts.append("last: %s" % status["last"])
-    parts += ["! %s" % w for w in status.get("warnings") or []]
+        return "%s: no game in progress" % _title(status, g, config)
+    try:
+        score = g.watch_score(st, names)
+    except (KeyError, TypeError, ValueError, IndexError):
+        score = common.HostGame.watch_score(g, st, names)
+    parts = ["%s game %s" % (_title(status, g, config), status.get("game_no")), score,
+             _on_move(g, st, names)]
+    said = views.words(status)
+    if said["last"]:
+        parts.append("last: %s" % printable(said["last"]))
+    parts += ["! %s" % printable(w) for w in said["notices"] + said["warnings"]]
     return " | ".join(parts)
 
 

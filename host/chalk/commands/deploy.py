@@ -43,10 +43,11 @@ def register(sub):
                    help="put the bytecode in the board's ROMFS partition, run in place from "
                    "flash like frozen code (auto: when the firmware has one, else .mpy files "
                    "on the filesystem; yes: ROMFS or an error; no: the filesystem)")
+    from chalk.sim import board_names
+
     p.add_argument("--board", metavar="CONFIG",
-                   help="board config to copy as /board.json: five-pins, shove-hapenny, "
-                   "seven-pins, novuss or a "
-                   ".json path (default: keep the board's own)")
+                   help="board config to copy as /board.json: %s, or a .json path (default: "
+                   "keep the board's own)" % ", ".join(board_names()))
     from chalk.keys import add_keys
 
     add_keys(p)

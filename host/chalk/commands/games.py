@@ -4,35 +4,11 @@ ORDER = 31
 
 
 def result_text(archive, game, superseded=False):
-    """A short result: the winner's name, or how an unfinished game stands. `superseded`: a
-    later game of the same board exists (so this one will not go on)."""
-    from chalk import export, sheet
-    from chalk.errors import ChalkError
+    """A short result: the winner's name, or how an unfinished game stands (stats.py says the
+    same on the statistics pages)."""
+    from chalk import stats
 
-    head = game["header"]
-    try:
-        _head, _steps, state = export.replay(archive, game)
-    except ChalkError as e:
-        if "damaged" in e.message:
-            return "damaged in the archive (chalk verify %d)" % game["id"]
-        return "refused by the rules (chalk verify %d)" % game["id"]
-    default = ["A", "B"] if game["game"] == "shove-hapenny" else ["P1", "P2"]
-    who = sheet.names(head, default)
-    winner = state.get("winner")
-    if winner is not None:
-        return "won by %s" % (who[winner] if 0 <= winner < len(who) else winner)
-    if game["end_seq"] is not None:
-        return "ended, no winner" + (" (abandoned)" if (game["end"] or {}).get("abandoned")
-                                     else "")
-    if "scores" in state:
-        score = "set %d %d-%d" % (state["set"], state["scores"][0], state["scores"][1])
-    elif "beds" in state:
-        score = "%d-%d" % (sum(state["beds"][0]), sum(state["beds"][1]))
-    else:
-        score = ""
-    if superseded:
-        return ("unfinished " + score).strip()
-    return ("playing " + score).strip()
+    return stats.result_text(archive, game, superseded)
 
 
 def run(args):

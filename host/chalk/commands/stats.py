@@ -43,33 +43,38 @@ def run(args):
             raise ChalkError("no game %s in the archive %s" % (args.game, db.path),
                              "`chalk games` lists the games archived")
         if args.csv:
-            if args.of == "beds" and "beds" not in s:
-                raise ChalkError("game %d is %s: it has no beds" % (s["id"], s["game"]),
-                                 "--of beds is for shove ha'penny games")
-            if args.of == "pins" and "pins" not in s:
-                raise ChalkError("game %d is %s: it has no pins" % (s["id"], s["game"]),
-                                 "--of pins is for five-pins games")
-            _write({"score": stats.game_csv, "beds": stats.beds_csv,
-                    "pins": stats.pins_csv}[args.of](s), args.csv)
+            if args.of == "score":
+                _write(stats.game_csv(s), args.csv)
+            else:
+                from chalk import games
+
+                if args.of not in games.get(s["game"]).tables:
+                    offer = [g.game_name() for g in games.every() if args.of in g.tables]
+                    raise ChalkError("game %d is %s: it has no %s" % (s["id"], s["game_name"],
+                                                                      args.of),
+                                     "--of %s is for %s games" % (args.of, " and ".join(offer)))
+                _write(stats.table_csv(s, args.of), args.csv)
         else:
             print("\n".join(printable(r) for r in stats.game_text(s)))  # names escaped
     return 0
 
 
 def register(sub):
-    p = sub.add_parser("stats", help="players' wins and averages, a game's statistics",
-                       description="Without ID: every player across the archive (games, wins, "
-                       "losses, win %%, average final score) and head-to-head records. With ID: "
-                       "that game's score after each action, and per game kind the coins per "
-                       "bed (shove ha'penny) or pins, caroms and fouls (five-pins). --csv writes "
-                       "the players table, or the game's score series, as CSV. The archive is "
-                       "only read.")
+    p = sub.add_parser("stats", help="players' records and figures, a game's statistics",
+                       description="Without ID: every player across the archive (a person, by "
+                       "name: a side with no name given is left out): finished games, wins, "
+                       "losses, draws, win %%, unfinished games apart; then per game kind the "
+                       "figures that game counts; head-to-head records. With ID: that game's "
+                       "score after each action and its game's own figures. --csv writes the "
+                       "players table, or the game's score series, as CSV (text cells made "
+                       "safe for spreadsheets). The archive is only read.")
     p.add_argument("game", nargs="?", type=int, metavar="ID", help="a game id (chalk games)")
     from chalk.archive import add_db
 
     add_db(p)
     p.add_argument("--csv", metavar="FILE", help="write CSV to FILE (- for standard output)")
-    p.add_argument("--of", choices=("score", "beds", "pins"), default="score",
-                   help="with ID and --csv: the score after each action (default), the coins "
-                   "per bed (shove ha'penny) or pins, caroms and fouls per player (five-pins)")
+    p.add_argument("--of", metavar="TABLE", default="score",
+                   help="with ID and --csv: the score after each action (default), or one of "
+                   "the game's own tables (`chalk stats ID` names them, e.g. the coins in each "
+                   "bed, or the pins down)")
     p.set_defaults(func=run)

@@ -128,8 +128,12 @@
       v.last_fouls.forEach(function (f) { fouls.appendChild(el("span", "foul", f)); });
       c.appendChild(fouls);
     }
-    var notes = v.notices !== undefined ? v.notices : v.warnings;
-    (notes || []).forEach(function (w) {
+    if (v.note) c.appendChild(el("div", "note", v.note));
+    // What staff should do (a peg out of place, a sensor fault), then any warning not already
+    // said among them.
+    var notes = (v.notices || []).slice();
+    (v.warnings || []).forEach(function (w) { if (notes.indexOf(w) < 0) notes.push(w); });
+    notes.forEach(function (w) {
       c.appendChild(el("div", "warning", "\u26a0 " + w));
     });
     var gone = el("div", "gone");
