@@ -78,7 +78,12 @@ def test_service_once_leaves_a_scoring_board_scoring(tmp_path, capsys):
         with connect(sim.port) as board:
             st = board.request("state")
             assert st["mode"] == "scoring"
-            assert not st["screen"][0].startswith("SERVICE")
+            # The screen is redrawn a page a scan after the view ends: wait for that redraw.
+            deadline = time.monotonic() + 60  # an upper bound only
+            while st["screen"][0].startswith("SERVICE"):
+                assert time.monotonic() < deadline, "the service view stayed on the screen"
+                time.sleep(0.05)
+                st = board.request("state")
             deadline = time.monotonic() + 10
             while board.beat is None and time.monotonic() < deadline:  # the heartbeat too
                 board.poll(0.1)

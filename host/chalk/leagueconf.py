@@ -1,7 +1,7 @@
 """A league's rules: one JSON file (docs/league.md), checked whole before anything runs.
 
     {"chalk_league": 1, "id": "north", "name": "North Five-Pins League",
-     "game": "five-pins", "config": {"target": 60, "sets": 3},
+     "game": "<game id>", "config": {<that game's config>},
      "players": ["Ann", "Bob", "Cy"]            (or "teams": {"Crown": ["Ann", "Cy"], ...}),
      "points": {"win": 2, "draw": 1, "loss": 0},
      "tie_breaks": ["sets_difference", "head_to_head"],

@@ -434,8 +434,8 @@ class Publisher:
             for seq in sorted(t.pending):
                 rec, state, since, game_no = t.pending[seq]
                 have = seq in t.words
-                if not (have or force or now - since >= HOLD_S or
-                        (t.seen is not None and t.seen > seq and state is not None)):
+                if not (force or now - since >= HOLD_S or state is not None and (
+                        have or t.seen is not None and t.seen > seq)):
                     break  # in order: the later ones wait for this one
                 del t.pending[seq]
                 body = {"v": SCHEMA, "venue": s.venue, "table": name,

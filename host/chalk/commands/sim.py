@@ -22,21 +22,29 @@ def heap_size(text):
     return text
 
 
+SAMPLE_TRACES = Path(__file__).resolve().parent.parent / "samples" / "traces"
+
+
+def sample_traces():
+    """The names of the sample traces that come with chalk."""
+    return sorted(q.stem for q in SAMPLE_TRACES.glob("*.jsonl"))
+
+
 def trace_path(text):
     """--trace as given: a file, or the name of a sample trace that comes with chalk
-    (`--trace shove-hapenny`: host/chalk/samples/traces/shove-hapenny.jsonl, in the wheel too).
+    (`--trace NAME`: host/chalk/samples/traces/NAME.jsonl, in the wheel too).
     A file of that name in the current directory comes first."""
     if text is None:
         return None
     p = Path(text)
     if p.exists():
         return text
-    samples = Path(__file__).resolve().parent.parent / "samples" / "traces"
+    samples = SAMPLE_TRACES
     named = samples / (p.name if p.suffix == ".jsonl" else p.name + ".jsonl")
     if len(p.parts) == 1 and named.is_file():
         return str(named)
     raise ChalkError("no sensor trace %s" % text, "give a file, or a sample trace by name: %s"
-                     % ", ".join(sorted(q.stem for q in samples.glob("*.jsonl"))))
+                     % ", ".join(sample_traces()))
 
 
 def check_inputs(args):
@@ -197,8 +205,7 @@ def register(sub):
     s.add_argument("--flash", help="the board's flash directory (default: in the user's data "
                    "directory, one per board)")
     s.add_argument("--trace", help="a sensor trace (JSON Lines) to play at boot: a file, or a "
-                   "sample trace by name (shove-hapenny, five-pins, seven-pins, novuss, "
-                   "texas-42, domino-bingo, tally)")
+                   "sample trace by name (%s)" % ", ".join(sample_traces()))
     s.add_argument("--test-mode", action="store_true",
                    help="accept injected input events and actions over the link")
     s.add_argument("--virtual", action="store_true",
