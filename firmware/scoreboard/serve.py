@@ -64,7 +64,7 @@ class Handler:
         app = self.app
         want = args.get("want")
         return journal_records(app.journal, args["after"], app.game, app.game_id,
-                               int(str(want), 16) if want else 0)
+                               int(str(want), 16) if want else 0, args.get("limit"))
 
     def cmd_ack(self, args):
         try:
@@ -74,7 +74,7 @@ class Handler:
         return {"acked": args["seq"], "rotated": gone}
 
     def cmd_clock(self, args):
-        self.app.set_clock(args["ms"])
+        self.app.set_clock(args["ms"])  # its range checked by the link (link.CLOCK_MIN/MAX)
         return {"ms": args["ms"]}
 
     def cmd_service(self, args):
@@ -92,20 +92,30 @@ class Handler:
         return {"record": args["on"], "t": app.clock.ticks_ms(), "lines": app.lines_now()}
 
     def cmd_inject(self, args):
+        # All or nothing: every event is checked (its line, kind, id and value against this
+        # board) before the first is queued or handed to the app.
         app = self.app
         now = app.clock.ticks_ms()
-        lines = 0
+        todo = []
         for e in args["events"]:
             if "line" in e:
                 if not hasattr(app.board, "set_line"):
                     raise Refused("line changes can be injected on a simulated board only; "
                                   "inject input events (kind, id, value) instead")
-                app.board._locate(e["line"])  # unknown line -> ValueError, reported
-                self.pending.append([app.clock.ticks_add(now, e.get("t", 0)), e["line"],
-                                     e["v"]])
-                lines += 1
+                _check_line(app.board, e["line"], e["v"])
+                todo.append((0, e["line"], e["v"], e.get("t", 0)))
             else:
-                app.on_event(_kind(e["kind"]), e["id"], e["value"], now)
+                kind = _kind(e["kind"])
+                ident = _ident(app, kind, e["id"])
+                _check_value(app, kind, e["value"])
+                todo.append((kind, ident, e["value"], 0))
+        lines = 0
+        for kind, a, b, t in todo:
+            if kind:
+                app.on_event(kind, a, b, now)
+            else:
+                self.pending.append([app.clock.ticks_add(now, t), a, b])
+                lines += 1
         self.pending.sort(key=lambda p: app.clock.ticks_diff(p[0], now))
         return {"events": len(args["events"]), "queued": lines}
 
@@ -121,34 +131,142 @@ def _kind(k):
     from . import sense
 
     if type(k) is int:
-        return k
+        if 0 < k < 10 and sense.kind_name(k) != "?":
+            return k
+        raise Refused("unknown input event kind %d (kinds 1..9: docs/sensing.md)" % k)
     for i in range(1, 10):  # every kind sense.kind_name knows (KEY 8, POCKET 9)
         if sense.kind_name(i) == k:
             return i
-    raise Refused("unknown input event kind %r" % (k,))
+    raise Refused("unknown input event kind %s" % _quote(k))
 
 
-def _game_first(journal):
-    """The seq of the game in progress' first record (its header), or None."""
-    from .journal import _FIRST, _W
+def _quote(v):
+    from .frames import dumps
 
-    t = journal._t
-    if not journal._open or not t:
-        return None
-    return t[len(t) - _W + _FIRST] or None
+    return dumps(v)[:40]
 
 
-def journal_records(journal, after, game=None, game_id=None, want=0):
+def _check_line(board, name, v):
+    """A line of this board (sensor-trace name), else Refused naming it."""
+    if name[:7] == "colour.":
+        an = board.analog
+        if an is None or name[7:] not in an._ids:
+            raise Refused("unknown line %s: this board has no such colour sensor" % _quote(name))
+        return
+    if v not in (0, 1):
+        raise Refused("line %s: v must be 0 or 1" % _quote(name))
+    try:
+        board._locate(name)
+    except ValueError as e:
+        raise Refused(str(e))
+
+
+def _ids(app, kind):
+    """The ids an input event of `kind` may carry on this board: a list of names (index =
+    id), or a count for kinds whose ids have no names; 0 for a kind this board has not."""
+    from . import sense
+
+    names = app.board.lines.names
+    if kind in (sense.PRESS, sense.LONG, sense.LINE):
+        return names[:app.nbtn]
+    if kind == sense.PIN_DOWN:
+        return [n for n in names if n[:4] == "pin."]
+    if kind == sense.SHOT:
+        return 2 if app.tilt is not None else 0
+    if kind == sense.PEG:
+        return 54 if app.grid is not None else 0
+    if kind == sense.KEY:
+        return ["key." + c for c in app.cfg["keypad"]["keys"]] if app.keys is not None else []
+    if kind == sense.POCKET:
+        return [n for n in names if n[:7] == "pocket."]
+    return 0  # FAULT: checked by _ident
+
+
+def _ident(app, kind, ident):
+    """The int id of an input event (a line name taken too), else Refused."""
+    from . import sense
+
+    if kind == sense.FAULT:
+        if type(ident) is int and _fault_id(app, ident):
+            return ident
+        raise Refused("fault event id %s is no line of this board" % _quote(ident))
+    ids = _ids(app, kind)
+    what = sense.kind_name(kind)
+    if type(ids) is int:
+        if type(ident) is int and 0 <= ident < ids:
+            return ident
+        raise Refused("%s event id must be 0..%d on this board, not %s"
+                      % (what, ids - 1, _quote(ident)) if ids else
+                      "this board has no %s events" % what)
+    if type(ident) is str:
+        for i in range(len(ids)):
+            if ids[i] == ident or ids[i][ids[i].find(".") + 1:] == ident:
+                return i
+    elif 0 <= ident < len(ids):
+        return ident
+    raise Refused("%s event id %s is not one of this board's %s" % (
+        what, _quote(ident), ", ".join(ids) if ids else "(none)"))
+
+
+def _fault_id(app, ident):
+    from .app import _KEY_FAULT_BASE, _PEG_FAULT_BASE
+
+    if 0 <= ident < app.board.lines.count:
+        return True
+    if app.grid is not None and _PEG_FAULT_BASE <= ident < _PEG_FAULT_BASE + 54:
+        return True
+    return app.keys is not None and 0 <= ident - _KEY_FAULT_BASE < len(app.cfg["keypad"]["keys"])
+
+
+def _check_value(app, kind, value):
+    from . import sense
+
+    if kind in (sense.LINE, sense.PEG):
+        ok = value in (0, 1)
+    elif kind == sense.SHOT:
+        ok = 0 <= value < 1 << len(_ids(app, sense.PIN_DOWN))
+    elif kind == sense.FAULT:
+        ok = value in (sense.HEALTHY, sense.STUCK, sense.CHATTER)
+    elif kind == sense.POCKET:
+        ok = 0 <= value <= 3  # sense.pockets: RED, BLACK, STRIKER, BALL
+    elif kind == sense.KEY:
+        ok = value == 1
+    else:  # PRESS, LONG: ms held; PIN_DOWN: the ms the pin left its base
+        ok = 0 <= value < 1 << 30
+    if not ok:
+        raise Refused("%s event value %d is out of range" % (sense.kind_name(kind), value))
+
+
+def journal_records(journal, after, game=None, game_id=None, want=0, limit=None):
     """The journal as link `rec` payloads: actions like match-log lines, headers and ends
-    under their own key. With the rules of the game in progress (`game`), its actions that
-    pack (pack.pack_action) come as pack.Block runs instead, for compact `r` frames. `want`
-    (journal's bitmap, bit i for seq after + 1 + i; 0: all): only those seqs, none past the
-    highest bit, so a block never carries a record the host did not ask for."""
-    first = _game_first(journal) if game is not None else None
-    if first is not None:
-        from . import pack  # loaded when first needed, not at boot: the app from sources fits
+    under their own key. Actions that pack (pack.pack_action, with the rules of their own game,
+    finished games' as well as the one in progress) come as pack.Block runs instead, for
+    compact `r` frames of at most `limit` bytes (pack.Block.LIMIT). `want` (journal's bitmap, bit
+    i for seq after + 1 + i; 0: all): only those seqs, none past the highest bit, so a block
+    never carries a record the host did not ask for.
+
+    A step of work is one record: after each record packed into the block in hand it yields
+    None, so the link bounds the records it reads and packs in one pass of the main loop
+    whatever the block's size. (`game`, `game_id`: kept for callers; every game's rules are
+    made from its own header; without `game` every record goes as JSON, as protocol 1 sent.)"""
+    from . import pack  # loaded when a stream first needs it, not at boot
+    from .rules import rules_for
+
+    rules = [None, None]  # the rules of the game whose records come, its id
+
+    def on_file(no):
+        rules[0] = rules[1] = None
+        if game is None:
+            return  # protocol 1's stream: every record as JSON
+        head = journal.header(no)
+        try:
+            rules[0] = rules_for(head["game"])(head.get("config") or {})
+            rules[1] = head["game"]
+        except Exception:
+            pass  # a header these rules cannot read: its records go as JSON
+
     block = None
-    for seq, kind, payload in journal.records_after(after):
+    for seq, kind, payload in _records_after(journal, after, on_file):
         if want:
             bits = want >> (seq - after - 1)
             if not bits:
@@ -158,15 +276,19 @@ def journal_records(journal, after, game=None, game_id=None, want=0):
         if kind == "A":
             rec = dict(payload)
             rec["seq"] = seq  # the journal's number, whatever the payload carries
-            if first is not None and seq > first:
-                code = pack.pack_action(game, rec)
-                if code is not None:
-                    if block is not None and block.add(seq, rec["t"], code):
-                        continue
-                    if block is not None:
-                        yield block
-                    block = pack.Block(game_id, seq)
-                    block.add(seq, rec["t"], code)
+            code = pack.pack_action(rules[0], rec) if rules[0] is not None else None
+            if code is not None:
+                if block is not None and block.game == rules[1] and block.add(seq, rec["t"],
+                                                                              code):
+                    yield None
+                    continue
+                if block is not None:
+                    yield block
+                    block = None
+                b = pack.Block(rules[1], seq, limit)
+                if b.add(seq, rec["t"], code):
+                    block = b
+                    yield None
                     continue
         elif kind == "H":
             rec = {"seq": seq, "type": "H", "header": payload}
@@ -178,6 +300,21 @@ def journal_records(journal, after, game=None, game_id=None, want=0):
         yield rec
     if block is not None:
         yield block
+
+
+def _records_after(journal, seq, on_file):
+    """journal.records_after(seq), calling on_file(game_no) before each game file's records."""
+    from array import array
+
+    from .journal import _END, _LAST, _W
+
+    rows = array("i", journal._t)  # a copy: rotation may replace the table meanwhile
+    for b in range(0, len(rows), _W):
+        if rows[b + _LAST] > seq:
+            on_file(rows[b])
+            for rec in journal._records(rows[b], rows[b + _END], seq):
+                seq = rec[0]
+                yield rec
 
 
 class Stdin:
@@ -297,7 +434,7 @@ def _serve(board, trace, test_mode, stdin, write):
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
-            else:
+            elif not link.prepare():  # a stream's next records, between the scans
                 clock.sleep_ms(1)
     except BaseException as e:
         # The app's last word: the host (and the simulator's watchdog) learn that it stopped.
