@@ -222,6 +222,13 @@ class Link:
             self._send("ok", payload)
         except frames.FrameTooLong as e:
             return self._err(cid, "too_long", "the reply does not fit in a frame: %s" % e)
+        except MemoryError as e:
+            payload = None
+            result = None
+            import gc
+
+            gc.collect()
+            return self._failed(cid, e)
         return ("ok", payload)
 
     # -- receiving ---------------------------------------------------------------------------
@@ -330,6 +337,11 @@ class Link:
         rule = getattr(e, "rule", None)
         if type(rule) is str:  # a RuleError: the action broke a rule of the game
             return self._err(cid, "rule", str(e), {"rule": rule})
+        if isinstance(e, MemoryError):
+            # Not a bug of the command: the heap has no whole block for it now (a long game,
+            # a fragmented heap). The board plays on; the host may ask again later.
+            return self._err(cid, "refused", "the board is short of memory for that now: %s"
+                             % e)
         return self._err(cid, "internal", "%s: %s" % (type(e).__name__, e))
 
     def _stream_step(self):

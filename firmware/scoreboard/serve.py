@@ -34,6 +34,7 @@ class Handler:
         return self.app.status()
 
     def cmd_new(self, args):
+        gc.collect()  # whole blocks for the header, the end before it and their chain links
         try:
             seq = self.app.new_game(args["config"] or None, args["players"], args["game"])
         except ConfigError as e:
@@ -61,6 +62,7 @@ class Handler:
         return self.app.signed_head()
 
     def cmd_journal(self, args):
+        gc.collect()
         app = self.app
         want = args.get("want")
         return journal_records(app.journal, args["after"], app.game, app.game_id,
@@ -85,6 +87,7 @@ class Handler:
     def cmd_record(self, args):
         app = self.app
         app.recorder = None
+        gc.collect()  # the recorder's rings are a few whole blocks
         if args["on"]:  # a fresh recording: its changes count from the t returned here
             from .record import Recorder
 
@@ -268,6 +271,8 @@ def _serve(board, trace, test_mode, stdin, write):
                     link.feed(data[:-1] if stop else data)
                 except RuleError:
                     pass  # already answered as an err frame
+                except MemoryError:
+                    gc.collect()  # a command the heap had no room for: the host sends it again
                 if stop:
                     raise KeyboardInterrupt
             now = clock.ticks_ms()
