@@ -210,7 +210,7 @@ def fuzz(tmp, per_target, seed=1, say=print):
             at = [int(x.split()[1]) for x in out if x.startswith("at ")]
             crashes.append("%s (%s): exit %d after input %d of %d: %s" % (
                 board, game, proc.returncode, at[-1] if at else 0, len(inputs),
-                (proc.stderr or "")[-400:]))
+                ((proc.stderr or "") + "\n".join(out[-12:]))[-600:]))
             continue
         res = json.loads(out[-1])
         total += res["inputs"]

@@ -41,9 +41,15 @@ def _clock(v):
 def _text_ok(s):
     """A string the journal, the chain and every reader take: no lone surrogate (a \\ud800
     escape; MicroPython's JSON reader also turns an escaped pair beyond U+FFFF into two)."""
-    for c in s:
-        if 0xD800 <= ord(c) <= 0xDFFF:
+    try:
+        b = s.encode()  # MicroPython holds a surrogate as ED A0..BF xx; CPython refuses it
+    except UnicodeError:
+        return False
+    i = b.find(b"\xed")
+    while i >= 0:
+        if i + 1 < len(b) and b[i + 1] >= 0xA0:
             return False
+        i = b.find(b"\xed", i + 1)
     return True
 
 

@@ -77,7 +77,11 @@ with open(inputs, "rb") as f:
             if not link.streaming():
                 app.journal.acknowledge(app.journal.stats()["last_seq"])
         link.test_mode = raw[:1] == b"t"
-        link.feed(raw[2:])
+        try:
+            link.feed(raw[2:])
+        except MemoryError:  # as serve() does: the command is dropped, the host resends it
+            gc.collect()
+            codes["dropped"] = codes.get("dropped", 0) + 1
         for _step in range(3):  # the main loop between commands: scans, due events, the stream
             board.clock.advance(5)
             now = board.clock.ticks_ms()
