@@ -61,6 +61,7 @@ class Link:
         self._out_size = 0  # their characters
         self._pos = 0  # characters of _out[0] already written
         self._stream = None  # [id, records, after, last, count]: a journal being streamed
+        self._done = None  # (id, args, ok payload) of the last journal stream finished
         self._held = []  # (type, payload) the app sent during a stream
         self._waiting = []  # (id, cmd, args) that arrived during a stream
         self._pumping = False
@@ -271,6 +272,13 @@ class Link:
             else:
                 self._stats["dropped"] += 1  # unanswered: the host sends it again
             return None
+        done = self._done
+        if done is not None and done[0] == cid and done[1] == args and cmd == "journal":
+            # The host resending a stream whose ok it lost: the ok again, not the stream (its
+            # records came, or the host asks for the missing ones by `want`).
+            self._stats["repeats"] += 1
+            self._send("ok", done[2])
+            return ("ok", done[2])
         last = self._last
         if last is not None and last[0] == cid and last[1] == cmd and last[2] == args:
             self._stats["repeats"] += 1
@@ -313,7 +321,7 @@ class Link:
             if cmd == "journal":
                 want = checked["want"]
                 self._stream = [cid, fn(checked), checked["after"], checked["after"], 0,
-                                int(str(want), 16) if want else 0, 0]
+                                int(str(want), 16) if want else 0, 0, args]
                 if self.budget is None:
                     self.pump()
                 return None
@@ -387,7 +395,9 @@ class Link:
         if close is not None:
             close()
         if reply is None:
-            self._ok(cid, {"last": st[3], "count": st[4], "records": st[6]})
+            ok = self._ok(cid, {"last": st[3], "count": st[4], "records": st[6]})
+            if ok[0] == "ok":
+                self._done = (cid, st[7], ok[1])
         elif type(reply) is tuple:
             self._err(cid, reply[0], reply[1], reply[2])
         else:

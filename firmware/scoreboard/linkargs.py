@@ -89,6 +89,14 @@ def _want(v):
     return "a lowercase hex bitmap of at most 64 digits"
 
 
+def _block(v):
+    # The most packed bytes an `r` frame of the stream carries (pack.Block.LIMIT at most): the
+    # host asks for smaller blocks on a line that loses frames, so a lost one loses fewer.
+    if _is_int(v) and 16 <= v <= 360:
+        return None
+    return "an integer from 16 to 360 (bytes of packed records a frame)"
+
+
 def _bool(v):
     return None if type(v) is bool else "true or false"
 
@@ -200,7 +208,8 @@ COMMANDS = {
     "new": (("game", _game, True, None), ("config", _dict, False, {}),
             ("players", _players, False, [])),
     "undo": (),
-    "journal": (("after", _seq, True, None), ("want", _want, False, None)),
+    "journal": (("after", _seq, True, None), ("want", _want, False, None),
+                ("block", _block, False, None)),
     "ack": (("seq", _seq, True, None),),
     "clock": (("ms", _clock, True, None),),
     "inject": (("events", _events, True, None),),

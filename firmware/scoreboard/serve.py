@@ -66,7 +66,7 @@ class Handler:
         app = self.app
         want = args.get("want")
         return journal_records(app.journal, args["after"], app.game, app.game_id,
-                               int(str(want), 16) if want else 0, args.get("limit"))
+                               int(str(want), 16) if want else 0, args.get("block"))
 
     def cmd_ack(self, args):
         try:

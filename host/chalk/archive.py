@@ -943,6 +943,8 @@ class Follower:
         self._buffer = {}
         self._bad = {}  # seq (or ("frame", n)) -> why: records the archive cannot take
         self._want_ok = True  # the board takes journal's "want" (older firmware does not)
+        self._block_ok = True  # ... and "block" (the size of its packed frames)
+        self._block = _BLOCK_MAX
         self._quiet_said = False  # "no reply ...; retrying" said, and not taken back yet
         self._last_error = None
         self._up = False  # this connection got as far as a hello
@@ -1217,6 +1219,8 @@ class Follower:
                 wanted = [s for s in range(held + 1, top)
                           if s not in self._buffer and s not in self._bad]
                 args["want"] = "%x" % sum(1 << (s - held - 1) for s in wanted)
+            if self._block_ok:
+                args["block"] = int(self._block)
             result = None
             until = _all_here(wanted, self._buffer) if wanted else None
             frames_before = link.stats()["frames"]
@@ -1228,6 +1232,9 @@ class Follower:
                 else:
                     result = self._ask(link, "journal", args, progress=("rec",))
             except BoardError as e:
+                if e.reason == "args" and "block" in args and "block" in e.message:
+                    self._block_ok = False  # older firmware: its own block size
+                    continue
                 if e.reason != "args" or "want" not in args:
                     raise
                 self._want_ok = False  # older firmware: the whole rest, every round
@@ -1241,10 +1248,12 @@ class Follower:
                 else:
                     silent = 0
             bad_here = 0
+            arrived = 0
             for f in _drain(link):
                 if f.type != "rec":
                     others.append(f)
                     continue
+                arrived += 1
                 seq = f.payload.get("seq")
                 why = _check(f.payload)
                 if why is not None:
@@ -1254,6 +1263,7 @@ class Follower:
                     self._buffer.setdefault(seq, f.payload)
             if link.stats()["frames"] != frames_before:
                 self._heard(link)
+            self._adapt(arrived, result, wanted)
             if result is None:
                 if wanted and any(s in self._buffer for s in wanted):
                     pause = _RESEND
@@ -1296,6 +1306,21 @@ class Follower:
             if now == before and not [s for s in self._buffer if now < s <= last + 1]:
                 return others  # nothing here follows on: what came is ahead of the board's end
         return others
+
+    def _adapt(self, arrived, result, wanted):
+        """The block size of the next round (as serial file transfers adapt theirs, ZMODEM and
+        Kermit): halved when frames of this one were lost, half as large again when it came
+        whole. A lost frame of a smaller block loses fewer records, and a small frame gets
+        through a noisy line more often; a clean line gets large blocks back within rounds."""
+        sent = result.get("records") if isinstance(result, dict) else None
+        if not _small(sent):
+            sent = len(wanted) if wanted and result is None and arrived else None
+        if not sent:
+            return
+        if arrived < sent:
+            self._block = max(_BLOCK_MIN, self._block / 2)
+        else:
+            self._block = min(_BLOCK_MAX, self._block * 1.5)
 
     def _took(self, res, touched):
         self._count(res)
@@ -1450,6 +1475,8 @@ class Follower:
 
 
 _RESEND = 0.4  # seconds between resends of a request to the board
+_BLOCK_MAX = 360  # bytes of packed records an `r` frame carries at most (pack.Block.LIMIT)
+_BLOCK_MIN = 24  # a few records a frame: on the noisiest line each still gets through
 _WANT_BITS = 256  # the most records one journal round may ask for by seq
 _WANT_ROUND = 0.45  # seconds of a round asking for missing records (sent 3 times in it)
 
