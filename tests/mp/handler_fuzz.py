@@ -96,6 +96,8 @@ with open(inputs, "rb") as f:
             # A power cut now and then: the journal fuzzed so far must boot again.
             board.clock.advance(1000)
             app.journal.close()
+            app = handler = link = None  # the board's RAM holds one app, as after a reset
+            gc.collect()
             app = boot()
 print(json.dumps({"inputs": n, "codes": codes, "frames": counted[0],
                   "actions": app.journal.stats()["last_seq"]}))
