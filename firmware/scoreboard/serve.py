@@ -124,10 +124,16 @@ def journal_records(journal, after, game=None, game_id=None, want=0, limit=None)
 
     rules = [None, None]  # the rules of the game whose records come, its id
 
+    open_no = journal.stats()["game_no"]
+
     def on_file(no):
         rules[0] = rules[1] = None
         if game is None:
             return  # protocol 1's stream: every record as JSON
+        if no == open_no:
+            rules[0], rules[1] = game, game_id  # the game in progress: the app's own rules
+            return
+        gc.collect()  # a finished game's rules: one more small instance, from its header
         head = journal.header(no)
         try:
             rules[0] = rules_for(head["game"])(head.get("config") or {})

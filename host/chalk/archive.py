@@ -962,7 +962,10 @@ class Follower:
         """Follow until stopped (or, with once, until resynced). Returns the counts."""
         from chalk.link import resolve_port
 
+        from chalk.link import NoReply
+
         delay = self.backoff[0]
+        quiet_since = time.monotonic()
         while not self._stopped():
             self._up = False
             try:
@@ -972,7 +975,12 @@ class Follower:
             except (ArchiveError, JournalMismatch):
                 raise
             except ChalkError as e:
-                if self.once:
+                if self._up:
+                    quiet_since = time.monotonic()
+                # --once gives up at once on a board that is not there (no such port, not a
+                # board); a noisy line that swallowed the replies gets ONCE_PATIENCE seconds.
+                if self.once and (not isinstance(e, NoReply)
+                                  or time.monotonic() - quiet_since > ONCE_PATIENCE):
                     raise
                 if self._up:  # it was working: try again soon
                     delay = self.backoff[0]
@@ -1077,12 +1085,15 @@ class Follower:
     def _optional(self, link, cmd):
         """A request whose answer only adds to the archive (a state snapshot): on a noisy line
         a long reply may not get through whole; then it is done without ({})."""
-        from chalk.link import NoReply
+        from chalk.link import BoardError, NoReply
 
         try:
             return link.request(cmd, timeout=min(self.reply, 1.0),
                                 retries=max(2, int(min(self.reply, 1.0) / _RESEND)))
         except NoReply:
+            return {}
+        except BoardError as e:  # (a board short of memory for a long reply, say)
+            self.say("the board did not give its %s: %s" % (cmd, e.message))
             return {}
 
     def _sign(self, link):
@@ -1475,6 +1486,7 @@ class Follower:
 
 
 _RESEND = 0.4  # seconds between resends of a request to the board
+ONCE_PATIENCE = 30.0  # seconds `--once` goes on asking a board whose replies a noisy line loses
 _BLOCK_MAX = 360  # bytes of packed records an `r` frame carries at most (pack.Block.LIMIT)
 _BLOCK_MIN = 24  # a few records a frame: on the noisiest line each still gets through
 _WANT_BITS = 256  # the most records one journal round may ask for by seq
