@@ -51,6 +51,9 @@ check-static: lint
 
 test: check-static
 	$(BIN)/pytest
+	mkdir -p build && $(BIN)/python bench/bench.py --smoke > build/bench-smoke.txt || \
+		{ cat build/bench-smoke.txt; echo "make test: the bench's smoke run failed"; exit 1; }
+	@echo "bench smoke run: every section ran (build/bench-smoke.txt; goals are judged by make bench)"
 
 # ESP32 bytecode of every firmware module (xtensawin), for `chalk deploy` or a frozen image.
 mpy: setup

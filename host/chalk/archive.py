@@ -960,9 +960,7 @@ class Follower:
 
     def run(self):
         """Follow until stopped (or, with once, until resynced). Returns the counts."""
-        from chalk.link import resolve_port
-
-        from chalk.link import NoReply
+        from chalk.link import NoReply, resolve_port
 
         delay = self.backoff[0]
         quiet_since = time.monotonic()
