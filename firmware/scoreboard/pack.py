@@ -146,7 +146,7 @@ class Block:
             return False
         d = t - self._t
         z = d << 1 if d >= 0 else ((-d) << 1) - 1
-        if self._n + _size(z) + _size(code + 1) > len(_BUF):
+        if self._n + _size(z) + _size(code + 1) > Block.LIMIT + 20:  # (_BUF's size)
             return False  # (a t or code far beyond any game's: only damage makes one)
         n = _put(z, self._n)
         self._n = _put(code + 1, n)
