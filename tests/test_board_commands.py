@@ -42,8 +42,14 @@ def test_hostile_commands_are_refused_and_the_board_plays_on(tmp_path):
     with Sim("five-pins", flash=tmp_path / "flash", test_mode=True) as sim:
         link = connect(sim)
         first = link.request("state")["last_seq"]
-        err = refused(link, "act", {"action": {"a": "break", "player": 0, "x": 1.5}}, "args")
-        assert "no fractions" in err
+        # A fraction in a key the rules do not know: refused before it is journaled.
+        err = refused(link, "act", {"action": {"a": "break", "player": 0, "x": 1.5}},
+                      "refused")
+        assert "cannot be chained" in err and "not written" in err
+        # ... and in one they know: their rule (FP-7: player must be 0..1).
+        with pytest.raises(BoardError) as e:
+            link.request("act", {"action": {"a": "break", "player": 0.0}}, timeout=10)
+        assert e.value.reason == "rule"
         assert link.request("state")["last_seq"] == first  # nothing journaled
         assert "ms must be Unix time" in refused(link, "clock", {"ms": 10 ** 20}, "args")
         err = refused(link, "inject", {"events": [{"kind": "press", "id": "confirm",

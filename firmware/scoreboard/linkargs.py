@@ -57,14 +57,17 @@ _VALUE_DEPTH = 6  # an action's values: the contract's are two deep
 
 
 def _value_ok(v, depth=0):
-    """A JSON value the hash chain's canonical encoding takes (chain.canon): integers (no
-    fractions: their digits differ between ports), strings, true, false, null, lists and objects
-    with string keys, nested at most _VALUE_DEPTH."""
+    """A JSON value the board's journal and readers take: numbers (finite), strings without a
+    lone surrogate, true, false, null, lists and objects with string keys, nested at most
+    _VALUE_DEPTH."""
     t = type(v)
-    if t is int:
-        return -_SEQ_MAX <= v <= _SEQ_MAX
-    if v is None or t is bool:
+    if t is int or v is None or t is bool:
         return True
+    if t is float:
+        # A fraction goes on to the rules, which refuse it in their own fields with their rule
+        # id (a scenario reads the same over serial as in-process); one anywhere else is
+        # refused by the journal before it is written (the chain has no fractions).
+        return v == v and v - v == 0  # not NaN, not infinite
     if t is str:
         return _text_ok(v)
     if depth >= _VALUE_DEPTH:
@@ -104,8 +107,7 @@ def _bool(v):
 def _dict(v):
     if type(v) is dict and _value_ok(v):
         return None
-    return ("a JSON object of integers, strings, true, false, null, lists and objects "
-            "(no fractions)")
+    return "a JSON object (of numbers, strings, true, false, null, lists and objects)"
 
 
 def _game(v):
@@ -138,8 +140,8 @@ _CHAIN_KEYS = ("link", "sig", "head", "kid")  # the chain's own keys (chain.py):
 def _action(v):
     if type(v) is dict and type(v.get("a")) is str:
         if not _value_ok(v):
-            return ('an action object of integers, strings, true, false, null, lists and '
-                    "objects nested at most %d deep (no fractions)" % _VALUE_DEPTH)
+            return ("an action object of numbers, strings, true, false, null, lists and "
+                    "objects nested at most %d deep" % _VALUE_DEPTH)
         for k in _CHAIN_KEYS:
             if k in v:
                 return "an action without the chain's keys (link, sig, head, kid)"
