@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test lint check-static bench mpy hardware deploy flash clean dist screenshots
+.PHONY: setup demo test lint check-static bench fuzz mpy hardware deploy flash clean dist screenshots
 
 setup: $(STAMP)
 
@@ -51,6 +51,9 @@ check-static: lint
 
 test: check-static
 	$(BIN)/pytest
+	mkdir -p build && $(BIN)/python bench/bench.py --smoke > build/bench-smoke.txt || \
+		{ cat build/bench-smoke.txt; echo "make test: the bench's smoke run failed"; exit 1; }
+	@echo "bench smoke run: every section ran (build/bench-smoke.txt; goals are judged by make bench)"
 
 # ESP32 bytecode of every firmware module (xtensawin), for `chalk deploy` or a frozen image.
 mpy: setup
@@ -70,6 +73,11 @@ hardware: setup
 
 bench: setup
 	$(BIN)/python bench/bench.py
+
+# The board's command handler on MicroPython under 50,000 fuzzed commands (valid CRCs, hostile
+# arguments, test mode on and off, every kind of board): no crash, no `internal` reply.
+fuzz: setup
+	$(BIN)/python -m tests.test_fuzz_handler --inputs 50000
 
 # A wheel of chalk with the firmware, board configs and samples inside (setup.py): what a pub
 # PC installs with `pipx install dist/chalk-*.whl`.

@@ -208,6 +208,12 @@ LONG_GAME = {"shove-hapenny": ({}, 0.01), "five-pins": ({"target": 1000, "sets":
 LONGER_GAME = {"shove-hapenny": ({}, 0.0008), "five-pins": ({"target": 10000, "sets": 3}, 0.5)}
 
 
+def smoke():
+    """Small sizes for `bench.py --smoke` (make test): every section runs, no goal judged."""
+    global SUBMITS, JOURNAL, BOOT_LONG
+    SUBMITS, JOURNAL, BOOT_LONG = 40, 100, 300
+
+
 def _long_game(game, n):
     from chalk.randomgame import random_match
 

@@ -23,6 +23,12 @@ DEBUG = "-v" in sys.argv
 GAME = 600
 
 
+def smoke():
+    """Small sizes for `bench.py --smoke` (make test)."""
+    global RECORDS, GAME
+    RECORDS, GAME = 100, 60
+
+
 def _journal(flash, head, actions):
     from scoreboard.journal import Journal
 

@@ -34,6 +34,12 @@ SECONDS = 12
 BOARDS = (1, 4, 8, 16, 24, 32)
 
 
+def smoke():
+    """Small sizes for `bench.py --smoke` (make test)."""
+    global SECONDS, BOARDS
+    SECONDS, BOARDS = 2, (1, 2)
+
+
 def post(url, body):
     req = urllib.request.Request(url, data=json.dumps(body).encode(),
                                  headers={"Content-Type": "application/json"}, method="POST")

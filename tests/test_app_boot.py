@@ -117,3 +117,60 @@ def test_an_action_carrying_a_seq_gets_the_journal_s_number(tmp_path):
     assert kind == "a" and p["seq"] == 2 and app.game.decode(p["code"]) == {"a": "start",
                                                                           "side": 0}
     assert "seq" not in list(app.journal.actions())[-1]
+
+
+def test_a_fraction_in_an_action_is_never_journaled(tmp_path):
+    # It was journaled, then the hash chain refused it: the live state left it out, the journal
+    # kept it, and the board never booted again (ValueError in ChainedJournal.boot).
+    from scoreboard.link import Refused
+    from scoreboard.serve import Handler
+
+    board, app = make(tmp_path, "five-pins")
+    app.boot()
+    h = Handler(app)
+    before = app.journal.stats()["last_seq"]
+    try:
+        h.cmd_act({"action": {"a": "break", "player": 0, "x": 1.5}})
+        raise AssertionError("taken")
+    except Refused as e:
+        assert "cannot be chained" in str(e) and "not written" in str(e)
+    assert app.journal.stats()["last_seq"] == before and app.game.state()["next"] is None
+    assert h.cmd_act({"action": {"a": "break", "player": 0}})["seq"] == before + 1
+    app.journal.close()
+    _, again = make(tmp_path, "five-pins")
+    again.boot()
+    assert again.game.state()["next"] == 0 and not again.problems
+
+
+def test_a_journal_the_app_cannot_read_boots_into_a_new_game(tmp_path):
+    # Older firmware journaled a fraction: the chain cannot be rebuilt from it. The board boots,
+    # says which game it stopped, and plays on in a new one; the old file stays as it was.
+    j = Journal(str(tmp_path))
+    j.boot()
+    j.new_game({"chalk": 1, "game": "five-pins", "config": {}, "players": ["A", "B"]})
+    j.append({"a": "break", "player": 0, "t": 0})
+    j.append({"a": "shot", "player": 0, "pins": "1", "carom": 0, "fouls": [], "x": 1.5,
+              "t": 9})
+    j.close()
+    old = (tmp_path / "g00001.jnl").read_bytes()
+    board, app = make(tmp_path, "five-pins")
+    app.boot()
+    assert any("journal game 1 could not be read" in p and "a new game started" in p
+               for p in app.problems), app.problems
+    assert app.journal.stats()["game_no"] == 2 and app.game.state()["next"] is None
+    assert app.submit({"a": "break", "player": 1})
+    app.journal.close()
+    assert (tmp_path / "g00001.jnl").read_bytes() == old
+    board, again = make(tmp_path, "five-pins")
+    again.boot()  # and again, and again: the new game resumes, the old one is reported
+    assert again.journal.stats()["game_no"] == 2 and again.game.state()["next"] == 1
+    assert any("no end record, a later game exists" in p for p in again.problems)
+
+
+def test_an_action_too_long_for_a_frame_is_refused_before_it_is_written(tmp_path):
+    board, app = make(tmp_path, "five-pins")
+    app.boot()
+    before = app.journal.stats()["last_seq"]
+    assert not app.submit({"a": "break", "player": 0, "note": "x" * 1000})
+    assert "too long for a frame" in app.error
+    assert app.journal.stats()["last_seq"] == before

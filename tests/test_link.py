@@ -104,6 +104,9 @@ def board(test_mode=False, handler=None):
 
 
 def cmd(n, name, args=None):
+    if isinstance(args, str):  # the payload's JSON text as it is (escapes a dict cannot hold)
+        body = "~c2 %d %s %s" % (n, name, args)
+        return "%s %08x\n" % (body, binascii.crc32(body.encode()))
     return frames.encode(n, name, args if args is not None else {})
 
 
@@ -170,7 +173,22 @@ def test_exactly_one_reply_per_command_whatever_happens():
     ("journal", {"after": True}, "args", "after must be a non-negative integer"),
     ("ack", {}, "args", "ack needs seq"),
     ("ack", {"seq": 1.5}, "args", "seq must be a non-negative integer"),
-    ("clock", {"ms": None}, "args", "ms must be a non-negative integer"),
+    ("clock", {"ms": None}, "args", "ms must be Unix time in ms"),
+    # A far-off time is no clock (the unix port's gmtime crashed the board on 10**20).
+    ("clock", {"ms": 10 ** 20}, "args", "ms must be Unix time in ms from 946684800000"),
+    ("clock", {"ms": 0}, "args", "(2000-01-01) to 4102444799999 (2099-12-31)"),
+    ("journal", {"after": 10 ** 20}, "args", "after must be a non-negative integer"),
+    ("act", {"action": {"a": "shot", "pins": [[[[[["1"]]]]]]}}, "args", "nested at most"),
+    ("act", {"action": {"a": "undo", "link": "00"}}, "args", "the chain's keys"),
+    # As a JSON escape on the wire: a lone surrogate (UTF-8 has none; the host could not store it).
+    ("act", '{"action":{"a":"undo","note":"\\ud800"}}', "args", "an action object"),
+    ("new", '{"game":"five-pins","players":["\\udc00"]}', "args", "players must be"),
+    ("inject", {"events": [{"kind": "press", "id": 3, "value": 1.5}]}, "args", "bad event"),
+    ("inject", {"events": [{"kind": "press", "id": [], "value": 1}]}, "args", "bad event"),
+    ("inject", {"events": [{"kind": "press", "id": 1, "value": 2 ** 40}]}, "args", "bad event"),
+    ("inject", {"events": [{"t": 10 ** 12, "line": "pin.C", "v": 1}]}, "args", "bad event"),
+    ("inject", {"events": [{"kind": [[[[1]]]], "id": 1, "value": 1}]}, "args",
+     "bad event"),
     ("clock", {"epoch": 5}, "args", "clock needs ms"),
     ("service", {"on": 1}, "args", "on must be true or false"),
     ("service", {}, "args", "service needs on"),

@@ -347,3 +347,32 @@ def test_an_action_packs_only_if_its_code_gives_back_the_same_canonical_bytes():
     code = pack.pack_action(game, shot)
     assert code is not None
     assert pack.pack_action(game, dict(shot, player=True)) is None
+
+
+def test_finished_games_pack_too_and_blocks_take_the_size_the_host_asks(tmp_path):
+    # A finished game resynced as JSON (8.8 s for 1,000 actions): every game's actions pack now.
+    j, (gid, head) = write_journal(tmp_path / "j", [("five-pins", 1, 300),
+                                                    ("shove-hapenny", 2, 30)])
+    game = new_game(gid, head["config"])
+
+    def stream(args):
+        out = []
+        link = Link(out.append, type("H", (), {
+            "cmd_journal": lambda self, a: journal_records(j, a["after"], game, gid,
+                                                           0, a.get("block"))})())
+        link.feed(frames.encode(7, "journal", args))
+        return out, link
+
+    whole, _ = stream({"after": 0})
+    small, link = stream({"after": 0, "block": 24})
+    assert host_read(whole, compact.Unpacker())[:-1] == host_read(small, compact.Unpacker())[:-1]
+    r_whole = [ln for ln in whole if " r five-pins " in ln]
+    r_small = [ln for ln in small if " r five-pins " in ln]
+    assert r_whole and len(r_small) > 4 * len(r_whole)  # the finished game's actions, packed
+    assert max(len(ln) for ln in r_small) < 90
+    # The same journal command again (its ok lost on the way): the ok again, not the stream.
+    out = []
+    link._write = out.append
+    link.feed(frames.encode(7, "journal", {"after": 0, "block": 24}))
+    assert len(out) == 1 and " ok " in out[0] and link.stats()["repeats"] == 1
+    j.close()

@@ -119,7 +119,13 @@ class App:
             self.service = True
         self.game = None
         self._resumable = True  # False: the journal's game cannot be played on here
-        res = self.journal.boot(self._resume_action)
+        try:
+            res = self.journal.boot(self._resume_action)
+        except Exception as e:
+            # A journal this app cannot read (a record the chain or the rules' code refuse,
+            # written by older firmware) never keeps the board from booting: its game in
+            # progress is left on flash as it is, unfinished, and play goes on in a new one.
+            res = self._unreadable(e)
         for e in res.errors:
             self.problems.append("journal %s line %s: %s" % (e["file"], e["line"], e["error"]))
         if res.header is not None and self.game is None and self._resumable:
@@ -133,6 +139,23 @@ class App:
             self.new_game(abandoned=res.header is not None)
         self.referee.changed()
         self.dirty = True
+        return res
+
+    def _unreadable(self, e):
+        from .journal import Resume
+
+        gc.collect()
+        no = self.journal.stop_open()
+        if no is None:
+            raise e  # not even the files could be read: no flash to play on
+        self.game = None
+        self.header = None
+        self._t_base = 0
+        res = Resume()
+        res.last_seq = self.journal.stats()["last_seq"]
+        res.stopped.append(no)
+        self.problems.append("journal game %d could not be read (%s): stopped, a new game "
+                             "started" % (no, str(e)[:80]))
         return res
 
     def keypad_game(self, game):
@@ -177,7 +200,7 @@ class App:
             pending = self.game.prepare(action)
             self._keep_last(action, pending)
             self.game.push(pending)  # no state dict per action at boot
-        except RuleError as e:
+        except Exception as e:  # a RuleError, or an action the rules' code cannot read
             # A journal written by other rules: actions appended after this one would be lost
             # at the next boot too, so this game is closed and a new one starts.
             self._resumable = False
@@ -214,6 +237,11 @@ class App:
             header["device"] = self.board.device_id  # in the chain: a log names its board
         if self.wall is not None:
             header["started"] = self.iso_now()
+        if not _fits("rec", {"seq": self.journal.stats()["last_seq"] + 2, "type": "H",
+                             "header": dict(header, game_no=99999)}):
+            # Checked before the game in progress is ended: a header the link cannot send
+            # would leave the host without the game (nine names of 40 characters, say).
+            raise ConfigError("the game header does not fit in a frame: shorter names")
         try:
             if self.journal.stats()["game_no"] is not None:  # a game is in progress
                 outcome = self.game.outcome() if self.game is not None else None
@@ -278,6 +306,20 @@ class App:
         rec = dict(action)
         rec.pop("seq", None)  # the journal numbers records; a seq given in an action is not it
         rec["t"] = self.t_now()
+        out = dict(rec)
+        out["seq"] = self.journal.stats()["last_seq"] + 1
+        # One compact `a` frame when the record packs (pack.pack_action), else rec + state.
+        # (Imported here: the link has it loaded on a board; the app alone need not hold it.)
+        from . import pack
+
+        code = pack.pack_action(self.game, out)
+        if code is None and not _fits("rec", out):
+            # Checked before anything is written: a record the link cannot send is never
+            # journaled (the host could not archive it, and the board would say it did it).
+            self.error = "action too long for a frame: not taken"
+            self.emit("warn", {"warning": self.error})
+            self.dirty = True
+            return False
         try:
             seq = self.journal.append(rec)
         except (OSError, JournalError) as e:
@@ -285,17 +327,11 @@ class App:
             self.emit("warn", {"warning": self.error})
             self.dirty = True
             return False
-        out = dict(rec)
         out["seq"] = seq
         self._keep_last(out, pending)
         state = self.game.commit(pending)
         self.error = None
         self.last = _describe(rec)
-        # One compact `a` frame when the record packs (pack.pack_action), else rec + state.
-        # (Imported here: the link has it loaded on a board; the app alone need not hold it.)
-        from . import pack
-
-        code = pack.pack_action(self.game, out)
         try:
             if code is None:
                 raise ValueError
@@ -567,3 +603,14 @@ def _describe(rec):
 
 def _nowhere(kind, payload):
     pass
+
+
+def _fits(typ, payload):
+    """True if `payload` makes a frame of `typ` (the link's limit, docs/serial-protocol.md)."""
+    from .frames import encode
+
+    try:
+        encode(999999999, typ, payload)
+    except ValueError:  # FrameTooLong, or a value no frame carries
+        return False
+    return True

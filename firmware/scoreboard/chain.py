@@ -22,7 +22,7 @@
 import binascii
 import hashlib
 
-from .journal import _END, Journal
+from .journal import _END, _W, Journal, JournalError
 
 ZERO = b"\x00" * 32
 _CHAIN_KEYS = ("link", "sig", "head", "kid")  # never hashed: they are the chain
@@ -162,27 +162,56 @@ class ChainedJournal(Journal):
         r = Journal.boot(self, on_action)
         # The chain of the game in progress, rebuilt from its good records (a torn tail was
         # cut off by the boot: the chain goes on from the last whole record). A second pass
-        # over the file, streamed like the first: the exact seqs, whatever they are.
+        # over the file, streamed like the first: the exact seqs, whatever they are. A record
+        # the chain cannot take (a fraction, journaled by older firmware) raises JournalError:
+        # the app then stops that game and plays on in a new one (App.boot).
         self.chain.reset()
         if r.game_no is not None:
             b = self._row(r.game_no)
-            for seq, kind, payload in self._records(r.game_no, self._t[b + _END]):
-                self.chain.add(seq, kind, payload)
+            try:
+                for seq, kind, payload in self._records(r.game_no, self._t[b + _END]):
+                    self.chain.add(seq, kind, payload)
+            except CanonError as e:
+                raise JournalError("game %d cannot be chained: %s" % (r.game_no, e))
         return r
 
+    def _link_of(self, prev, seq, kind, payload):
+        # Worked out before the record is written: one the chain refuses never reaches flash.
+        try:
+            return step(prev, record(seq, kind, payload))
+        except CanonError as e:
+            raise JournalError("the record cannot be chained (%s): not written" % e)
 
     def new_game(self, header):
-        no, seq = Journal.new_game(self, header)
         payload = dict(header)
-        payload["game_no"] = no
-        self.chain.reset()
-        self.chain.add(seq, "H", payload)
+        payload["game_no"] = self._max_no + 1
+        link = self._link_of(ZERO, self._seq + 1, "H", payload)
+        no, seq = Journal.new_game(self, header)
+        self.chain.link = link
+        self.chain.seq = seq
         return no, seq
 
     def _write(self, kind, payload):
+        link = self._link_of(self.chain.link, self._seq + 1, kind, payload)
         seq = Journal._write(self, kind, payload)
-        self.chain.add(seq, kind, payload)
+        self.chain.link = link
+        self.chain.seq = seq
         return seq
+
+    def stop_open(self):
+        """Leave the game in progress as it is on flash, unfinished, and write no more to it:
+        the app cannot play it on (a record it cannot read). Its file is kept, as a game stopped
+        by damage is; the next new_game() starts a new file, and the next boot reports the old
+        one as stopped ("no end record, a later game exists"). Returns its game number."""
+        if not self._booted or not self._open:
+            return None
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+        no = self._t[len(self._t) - _W]
+        self._open = False
+        self._stopped.append(no)
+        return no
 
     def end_link(self, payload):
         """The link the end record `payload` would make (to sign it before writing)."""

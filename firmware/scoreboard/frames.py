@@ -257,7 +257,7 @@ def decode(line):
         raise Corrupt("payload is not a JSON object")
     try:
         payload = json.loads(text)
-    except ValueError:
+    except (ValueError, RuntimeError):  # RuntimeError: CPython's RecursionError (deep nesting)
         raise Corrupt("payload is not JSON")
     if type(payload) is not dict:
         raise Corrupt("payload is not a JSON object")

@@ -16,122 +16,11 @@ import gc
 
 from . import frames
 
-# Commands the host may send: name -> ((arg, check, required, default), ...). Args are checked
-# here, before the handler sees them, so a handler only deals with well-typed values.
-_NAME_MAX = 40  # a player's name, in characters
-_PLAYERS_MAX = 9  # a tally game has up to 9 players (TL-1)
-_EVENTS_MAX = 32  # about what one frame holds
-_MESSAGE_MAX = 300  # an error message, clipped so its err frame always fits
+# Commands the host may send and the checks of their arguments: linkargs.py.
+from .linkargs import COMMANDS, TEST_ONLY  # noqa: F401 (COMMANDS: the host imports it here)
+
 _SPARE = ("rec", "before", "undid", "config")  # result keys a reply may go without (_ok)
 
-
-def _is_int(v):
-    return type(v) is int  # bool is not an int here: JSON true is not 1
-
-
-def _seq(v):
-    if _is_int(v) and v >= 0:
-        return None
-    return "a non-negative integer"
-
-
-def _want(v):
-    # A lowercase hex bitmap of at most 64 digits (256 records).
-    if type(v) is str and 0 < len(v) <= 64 and not v.strip("0123456789abcdef"):
-        return None
-    return "a lowercase hex bitmap of at most 64 digits"
-
-
-def _bool(v):
-    return None if type(v) is bool else "true or false"
-
-
-def _dict(v):
-    return None if type(v) is dict else "a JSON object"
-
-
-def _game(v):
-    if type(v) is str and 0 < len(v) <= 32:
-        return None
-    return 'a game id string such as "five-pins"'
-
-
-def _name(v):
-    return type(v) is str and 0 < len(v) <= _NAME_MAX
-
-
-def _players(v):
-    what = ("a list of at most %d names (strings of 1..%d characters, or a pair of them for a "
-            "side of two)" % (_PLAYERS_MAX, _NAME_MAX))
-    if type(v) is not list or len(v) > _PLAYERS_MAX:
-        return what
-    for p in v:
-        if _name(p):
-            continue
-        if type(p) is list and 0 < len(p) <= 2 and _name(p[0]) and (len(p) == 1 or _name(p[1])):
-            continue
-        return what
-    return None
-
-
-def _action(v):
-    if type(v) is dict and type(v.get("a")) is str:
-        return None
-    return 'an action object with an "a" kind, such as {"a":"undo"}'
-
-
-_TRACE_KEYS = ("t", "line", "v")
-_EVENT_KEYS = ("kind", "id", "value", "t")
-
-
-def _event(e):
-    if type(e) is not dict:
-        return False
-    if "line" in e:  # sensor-trace form: {"t": ms, "line": "pin.C", "v": 0|1}
-        for k in e:
-            if k not in _TRACE_KEYS:
-                return False
-        t = e.get("t", 0)
-        v = e.get("v")
-        if type(e["line"]) is str and e["line"][:7] == "colour.":  # analog: an ADC reading
-            return type(v) is int and 0 <= v <= 4095 and _is_int(t) and t >= 0
-        return (type(e["line"]) is str and v in (0, 1) and type(v) is int
-                and _is_int(t) and t >= 0)
-    for k in e:  # input-event form: {"kind": "press"|int, "id": int|str, "value": int, "t"?}
-        if k not in _EVENT_KEYS:
-            return False
-    t = e.get("t", 0)
-    return (type(e.get("kind")) in (str, int) and type(e.get("id")) in (str, int)
-            and _is_int(e.get("value")) and _is_int(t) and t >= 0)
-
-
-def _events(v):
-    what = ('a list of 1..%d input events, each {"t":ms,"line":name,"v":0|1} or '
-            '{"kind":k,"id":i,"value":n}' % _EVENTS_MAX)
-    if type(v) is not list or not 0 < len(v) <= _EVENTS_MAX:
-        return what
-    for e in v:
-        if not _event(e):
-            return what + "; bad event: " + frames.dumps(e)[:60]
-    return None
-
-
-COMMANDS = {
-    "hello": (),
-    "state": (),
-    "new": (("game", _game, True, None), ("config", _dict, False, {}),
-            ("players", _players, False, [])),
-    "undo": (),
-    "journal": (("after", _seq, True, None), ("want", _want, False, None)),
-    "ack": (("seq", _seq, True, None),),
-    "clock": (("ms", _seq, True, None),),
-    "inject": (("events", _events, True, None),),
-    "act": (("action", _action, True, None),),
-    "service": (("on", _bool, True, None),),
-    "sign": (),
-    "record": (("on", _bool, True, None),),
-}
-TEST_ONLY = ("inject", "act")
 # Commands that change something: a repeat of the last one (same id, same args: the host
 # resending after a lost reply) gets the same reply again instead of being carried out twice.
 _ONCE = ("new", "undo", "ack", "clock", "inject", "act", "service", "record")
@@ -142,9 +31,14 @@ EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "beat", "line", "a")
 _OWN = ("ok", "err", "rec", "warn", "event", "boot", "beat", "line", "a", "r")
 
 
+_MESSAGE_MAX = 300  # an error message, clipped so its err frame always fits
 _OUT_MAX = 4096  # characters of frames waiting for the wire (beyond: unsolicited frames dropped)
 _HELD_MAX = 32  # frames the app sends during a journal stream, held until its ok
 _WAITING_MAX = 4  # commands that arrive during a journal stream, run after its ok
+# Journal records a stream reads and packs in one pass of the main loop (a record is one line
+# read from flash, parsed, and its code checked): a few, so no step between two scans grows
+# with the block being made (docs/serial-protocol.md).
+_STREAM_STEPS = 4
 
 
 class Refused(Exception):
@@ -171,6 +65,7 @@ class Link:
         self._out_size = 0  # their characters
         self._pos = 0  # characters of _out[0] already written
         self._stream = None  # [id, records, after, last, count]: a journal being streamed
+        self._done = None  # (id, args, ok payload) of the last journal stream finished
         self._held = []  # (type, payload) the app sent during a stream
         self._waiting = []  # (id, cmd, args) that arrived during a stream
         self._pumping = False
@@ -240,13 +135,39 @@ class Link:
         finally:
             self._pumping = False
 
+    def prepare(self):
+        """Between scans: go on with a journal stream (a few records at most) while less than
+        a pass's worth of frames waits for the wire. True if there was work to do."""
+        if self._stream is None or self._pumping or self.budget is None:
+            return False
+        if self._out_size - self._pos >= self.budget:
+            return False
+        self._pumping = True
+        try:
+            for _ in range(_STREAM_STEPS):
+                if self._stream is None or self._out_size - self._pos >= self.budget:
+                    break
+                self._stream_step()
+        finally:
+            self._pumping = False
+        return True
+
     def _pump(self, budget):
         sent = 0
+        steps = 0
         while True:
+            # The stream reads and packs a record a step. Without a budget (tools, tests) it
+            # runs as the wire empties; with one, at most _STREAM_STEPS records a call, while
+            # less than a pass's worth waits (so the wire never idles while a block is made).
+            if self._stream is not None and (
+                    not self._out if budget is None else
+                    steps < _STREAM_STEPS and self._out_size - self._pos < budget):
+                steps += 1
+                self._stream_step()
+                continue
             if not self._out:
                 if self._stream is not None:
-                    self._stream_step()
-                    continue
+                    return sent  # this pass's records are done: the next pass goes on
                 if self._waiting:
                     cid, cmd, args = self._waiting.pop(0)
                     self.command(cid, cmd, args)
@@ -309,14 +230,16 @@ class Link:
             # rather than the reply not going at all, or the board failing on a heap that
             # play has left in pieces.
             spare = [k for k in _SPARE if k in result] if type(result) is dict else None
-            if not spare:
-                if type(e) is MemoryError:
-                    raise
-                return self._err(cid, "too_long", "the reply does not fit in a frame: %s" % e)
             payload = None
-            result = {k: result[k] for k in result if k not in spare}
-            gc.collect()
-            return self._ok(cid, result)
+            if spare:
+                result = {k: result[k] for k in result if k not in spare}
+                gc.collect()
+                return self._ok(cid, result)
+            if type(e) is MemoryError:
+                result = None
+                gc.collect()
+                return self._failed(cid, e)
+            return self._err(cid, "too_long", "the reply does not fit in a frame: %s" % e)
         return ("ok", payload)
 
     # -- receiving ---------------------------------------------------------------------------
@@ -359,6 +282,13 @@ class Link:
             else:
                 self._stats["dropped"] += 1  # unanswered: the host sends it again
             return None
+        done = self._done
+        if done is not None and done[0] == cid and done[1] == args and cmd == "journal":
+            # The host resending a stream whose ok it lost: the ok again, not the stream (its
+            # records came, or the host asks for the missing ones by `want`).
+            self._stats["repeats"] += 1
+            self._send("ok", done[2])
+            return ("ok", done[2])
         last = self._last
         if last is not None and last[0] == cid and last[1] == cmd and last[2] == args:
             self._stats["repeats"] += 1
@@ -401,7 +331,7 @@ class Link:
             if cmd == "journal":
                 want = checked["want"]
                 self._stream = [cid, fn(checked), checked["after"], checked["after"], 0,
-                                int(str(want), 16) if want else 0, 0]
+                                int(str(want), 16) if want else 0, 0, args]
                 if self.budget is None:
                     self.pump()
                 return None
@@ -425,6 +355,11 @@ class Link:
         rule = getattr(e, "rule", None)
         if type(rule) is str:  # a RuleError: the action broke a rule of the game
             return self._err(cid, "rule", str(e), {"rule": rule})
+        if isinstance(e, MemoryError):
+            # Not a bug of the command: the heap has no whole block for it now (a long game,
+            # a fragmented heap). The board plays on; the host may ask again later.
+            return self._err(cid, "refused", "the board is short of memory for that now: %s"
+                             % e)
         return self._err(cid, "internal", "%s: %s" % (type(e).__name__, e))
 
     def _stream_step(self):
@@ -434,6 +369,8 @@ class Link:
         reply = None
         try:
             rec = next(records)
+            if rec is None:
+                return  # a record packed into the block in hand: a step of work, nothing to send
             if type(rec) is not dict:  # a pack.Block: records packed for an `r` frame
                 self._send("r", rec)
                 st[3] = rec.last
@@ -468,7 +405,9 @@ class Link:
         if close is not None:
             close()
         if reply is None:
-            self._ok(cid, {"last": st[3], "count": st[4], "records": st[6]})
+            ok = self._ok(cid, {"last": st[3], "count": st[4], "records": st[6]})
+            if ok[0] == "ok":
+                self._done = (cid, st[7], ok[1])
         elif type(reply) is tuple:
             self._err(cid, reply[0], reply[1], reply[2])
         else:

@@ -128,10 +128,12 @@ class Block:
 
     LIMIT = 360  # bytes before base64 (about 60 records): short lines, small allocations
 
-    def __init__(self, game_id, seq):
+    def __init__(self, game_id, seq, limit=None):
         global _BUF
         if _BUF is None:
-            _BUF = bytearray(Block.LIMIT + 10)  # + the two varints of one more record
+            _BUF = bytearray(Block.LIMIT + 20)  # + the two varints of one more record
+        # A smaller block on a line that loses frames: one lost frame loses fewer records.
+        self.limit = Block.LIMIT if limit is None or limit > Block.LIMIT else limit
         self.game = game_id
         self.first = seq
         self.last = seq - 1
@@ -140,10 +142,13 @@ class Block:
 
     def add(self, seq, t, code):
         """Add a record; False (and nothing added) if it does not follow on or fit."""
-        if seq != self.last + 1 or self._n > self.LIMIT:
+        if seq != self.last + 1 or self._n > self.limit:
             return False
         d = t - self._t
-        n = _put(d << 1 if d >= 0 else ((-d) << 1) - 1, self._n)
+        z = d << 1 if d >= 0 else ((-d) << 1) - 1
+        if self._n + _size(z) + _size(code + 1) > Block.LIMIT + 20:  # (_BUF's size)
+            return False  # (a t or code far beyond any game's: only damage makes one)
+        n = _put(z, self._n)
         self._n = _put(code + 1, n)
         self._t = t
         self.last = seq
@@ -159,6 +164,14 @@ class Block:
 
 
 _BUF = None  # the records of the Block being packed
+
+
+def _size(v):
+    n = 1
+    while v >= 0x80:
+        v >>= 7
+        n += 1
+    return n
 
 
 def _put(v, i):

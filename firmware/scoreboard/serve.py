@@ -34,6 +34,7 @@ class Handler:
         return self.app.status()
 
     def cmd_new(self, args):
+        gc.collect()  # whole blocks for the header, the end before it and their chain links
         try:
             seq = self.app.new_game(args["config"] or None, args["players"], args["game"])
         except ConfigError as e:
@@ -61,10 +62,11 @@ class Handler:
         return self.app.signed_head()
 
     def cmd_journal(self, args):
+        gc.collect()
         app = self.app
         want = args.get("want")
         return journal_records(app.journal, args["after"], app.game, app.game_id,
-                               int(str(want), 16) if want else 0)
+                               int(str(want), 16) if want else 0, args.get("block"))
 
     def cmd_ack(self, args):
         try:
@@ -74,7 +76,7 @@ class Handler:
         return {"acked": args["seq"], "rotated": gone}
 
     def cmd_clock(self, args):
-        self.app.set_clock(args["ms"])
+        self.app.set_clock(args["ms"])  # its range checked by the link (link.CLOCK_MIN/MAX)
         return {"ms": args["ms"]}
 
     def cmd_service(self, args):
@@ -85,6 +87,7 @@ class Handler:
     def cmd_record(self, args):
         app = self.app
         app.recorder = None
+        gc.collect()  # the recorder's rings are a few whole blocks
         if args["on"]:  # a fresh recording: its changes count from the t returned here
             from .record import Recorder
 
@@ -92,22 +95,9 @@ class Handler:
         return {"record": args["on"], "t": app.clock.ticks_ms(), "lines": app.lines_now()}
 
     def cmd_inject(self, args):
-        app = self.app
-        now = app.clock.ticks_ms()
-        lines = 0
-        for e in args["events"]:
-            if "line" in e:
-                if not hasattr(app.board, "set_line"):
-                    raise Refused("line changes can be injected on a simulated board only; "
-                                  "inject input events (kind, id, value) instead")
-                app.board._locate(e["line"])  # unknown line -> ValueError, reported
-                self.pending.append([app.clock.ticks_add(now, e.get("t", 0)), e["line"],
-                                     e["v"]])
-                lines += 1
-            else:
-                app.on_event(_kind(e["kind"]), e["id"], e["value"], now)
-        self.pending.sort(key=lambda p: app.clock.ticks_diff(p[0], now))
-        return {"events": len(args["events"]), "queued": lines}
+        from .inject import inject  # test mode only: a scoring board never loads it
+
+        return inject(self, args)
 
     def due(self, now):
         """Apply injected line changes that are due."""
@@ -117,38 +107,42 @@ class Handler:
             app.board.set_line(name, v, at)  # at its own ms, as a pin's interrupt stamps it
 
 
-def _kind(k):
-    from . import sense
-
-    if type(k) is int:
-        return k
-    for i in range(1, 10):  # every kind sense.kind_name knows (KEY 8, POCKET 9)
-        if sense.kind_name(i) == k:
-            return i
-    raise Refused("unknown input event kind %r" % (k,))
-
-
-def _game_first(journal):
-    """The seq of the game in progress' first record (its header), or None."""
-    from .journal import _FIRST, _W
-
-    t = journal._t
-    if not journal._open or not t:
-        return None
-    return t[len(t) - _W + _FIRST] or None
-
-
-def journal_records(journal, after, game=None, game_id=None, want=0):
+def journal_records(journal, after, game=None, game_id=None, want=0, limit=None):
     """The journal as link `rec` payloads: actions like match-log lines, headers and ends
-    under their own key. With the rules of the game in progress (`game`), its actions that
-    pack (pack.pack_action) come as pack.Block runs instead, for compact `r` frames. `want`
-    (journal's bitmap, bit i for seq after + 1 + i; 0: all): only those seqs, none past the
-    highest bit, so a block never carries a record the host did not ask for."""
-    first = _game_first(journal) if game is not None else None
-    if first is not None:
-        from . import pack  # loaded when first needed, not at boot: the app from sources fits
+    under their own key. Actions that pack (pack.pack_action, with the rules of their own game,
+    finished games' as well as the one in progress) come as pack.Block runs instead, for
+    compact `r` frames of at most `limit` bytes (pack.Block.LIMIT). `want` (journal's bitmap, bit
+    i for seq after + 1 + i; 0: all): only those seqs, none past the highest bit, so a block
+    never carries a record the host did not ask for.
+
+    A step of work is one record: after each record packed into the block in hand it yields
+    None, so the link bounds the records it reads and packs in one pass of the main loop
+    whatever the block's size. (`game`, `game_id`: kept for callers; every game's rules are
+    made from its own header; without `game` every record goes as JSON, as protocol 1 sent.)"""
+    from . import pack  # loaded when a stream first needs it, not at boot
+    from .rules import rules_for
+
+    rules = [None, None]  # the rules of the game whose records come, its id
+
+    open_no = journal.stats()["game_no"]
+
+    def on_file(no):
+        rules[0] = rules[1] = None
+        if game is None:
+            return  # protocol 1's stream: every record as JSON
+        if no == open_no:
+            rules[0], rules[1] = game, game_id  # the game in progress: the app's own rules
+            return
+        gc.collect()  # a finished game's rules: one more small instance, from its header
+        head = journal.header(no)
+        try:
+            rules[0] = rules_for(head["game"])(head.get("config") or {})
+            rules[1] = head["game"]
+        except Exception:
+            pass  # a header these rules cannot read: its records go as JSON
+
     block = None
-    for seq, kind, payload in journal.records_after(after):
+    for seq, kind, payload in _records_after(journal, after, on_file):
         if want:
             bits = want >> (seq - after - 1)
             if not bits:
@@ -158,15 +152,19 @@ def journal_records(journal, after, game=None, game_id=None, want=0):
         if kind == "A":
             rec = dict(payload)
             rec["seq"] = seq  # the journal's number, whatever the payload carries
-            if first is not None and seq > first:
-                code = pack.pack_action(game, rec)
-                if code is not None:
-                    if block is not None and block.add(seq, rec["t"], code):
-                        continue
-                    if block is not None:
-                        yield block
-                    block = pack.Block(game_id, seq)
-                    block.add(seq, rec["t"], code)
+            code = pack.pack_action(rules[0], rec) if rules[0] is not None else None
+            if code is not None:
+                if block is not None and block.game == rules[1] and block.add(seq, rec["t"],
+                                                                              code):
+                    yield None
+                    continue
+                if block is not None:
+                    yield block
+                    block = None
+                b = pack.Block(rules[1], seq, limit)
+                if b.add(seq, rec["t"], code):
+                    block = b
+                    yield None
                     continue
         elif kind == "H":
             rec = {"seq": seq, "type": "H", "header": payload}
@@ -178,6 +176,21 @@ def journal_records(journal, after, game=None, game_id=None, want=0):
         yield rec
     if block is not None:
         yield block
+
+
+def _records_after(journal, seq, on_file):
+    """journal.records_after(seq), calling on_file(game_no) before each game file's records."""
+    from array import array
+
+    from .journal import _END, _LAST, _W
+
+    rows = array("i", journal._t)  # a copy: rotation may replace the table meanwhile
+    for b in range(0, len(rows), _W):
+        if rows[b + _LAST] > seq:
+            on_file(rows[b])
+            for rec in journal._records(rows[b], rows[b + _END], seq):
+                seq = rec[0]
+                yield rec
 
 
 class Stdin:
@@ -264,6 +277,8 @@ def _serve(board, trace, test_mode, stdin, write):
                     link.feed(data[:-1] if stop else data)
                 except RuleError:
                     pass  # already answered as an err frame
+                except MemoryError:
+                    gc.collect()  # a command the heap had no room for: the host sends it again
                 if stop:
                     raise KeyboardInterrupt
             now = clock.ticks_ms()
@@ -297,7 +312,7 @@ def _serve(board, trace, test_mode, stdin, write):
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
-            else:
+            elif not link.prepare():  # a stream's next records, between the scans
                 clock.sleep_ms(1)
     except BaseException as e:
         # The app's last word: the host (and the simulator's watchdog) learn that it stopped.

@@ -204,16 +204,59 @@ def _kind(rec):
     return rec.get("type") or "A"
 
 
+SEQ_MAX = (1 << 53) - 1  # seqs and times a board sends: integers every JSON reader keeps exact
+_DEPTH_MAX = 16  # a record's values: the contract's are two or three deep
+
+
+def _storable(v, depth=0):
+    """Why a value from a board cannot go into the archive (SQLite text is UTF-8: a lone
+    surrogate has none; a value nested past _DEPTH_MAX is nonsense), or None."""
+    t = type(v)
+    if t is str:
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a string with a lone surrogate (%s)" % ascii(v)[:40]
+        return None
+    if t is int or t is bool or v is None:
+        return None
+    if t is float:
+        return None if v == v and v not in (float("inf"), float("-inf")) else "NaN"
+    if depth >= _DEPTH_MAX:
+        return "values nested deeper than %d" % _DEPTH_MAX
+    if t is list:
+        for x in v:
+            bad = _storable(x, depth + 1)
+            if bad:
+                return bad
+        return None
+    if t is dict:
+        for k, x in v.items():
+            bad = _storable(k, depth + 1) or _storable(x, depth + 1)
+            if bad:
+                return bad
+        return None
+    return "a %s" % t.__name__
+
+
+def _small(v, lo=0):
+    return type(v) is int and lo <= v <= SEQ_MAX
+
+
 def _check(rec):
     """Why a rec payload cannot be stored, or None."""
     seq = rec.get("seq") if type(rec) is dict else None
     if type(seq) is not int or seq < 1:
-        return "no positive integer seq in %s" % _dumps(rec)[:80]
+        return "no positive integer seq in %s" % _clip(rec)
+    if seq > SEQ_MAX:
+        return "seq %s is beyond any journal's (at most %d)" % (str(seq)[:24], SEQ_MAX)
     kind = _kind(rec)
     if kind == "H":
         h = rec.get("header")
         if type(h) is not dict or type(h.get("game")) is not str:
             return "header seq %d has no game header" % seq
+        if h.get("game_no") is not None and not _small(h.get("game_no")):
+            return "header seq %d has no valid game_no" % seq
     elif kind == "E":
         if type(rec.get("end")) is not dict:
             return "end seq %d has no end payload" % seq
@@ -221,11 +264,21 @@ def _check(rec):
         if type(rec.get("a")) is not str:
             return 'action seq %d has no action kind "a"' % seq
         t = rec.get("t", 0)
-        if type(t) is not int or t < 0:
+        if not _small(t):
             return "action seq %d has no valid t" % seq
     else:
-        return "record seq %d has an unknown type %r" % (seq, kind)
+        return "record seq %d has an unknown type %s" % (seq, ascii(kind)[:24])
+    bad = _storable(rec)
+    if bad:
+        return "record seq %d holds %s" % (seq, bad)
     return None
+
+
+def _clip(obj):
+    try:
+        return ascii(_dumps(obj))[1:81]
+    except (ValueError, RecursionError):
+        return "(not JSON)"
 
 
 def load_cell(text):
@@ -488,6 +541,11 @@ class Archive:
         if type(device) is not str or not device:
             raise ChalkError("the board did not say its device id (hello has no \"device\")",
                              "its firmware is older than this chalk: `chalk deploy`")
+        if len(device) > 64 or _storable(device) or not device.isprintable():
+            raise ChalkError("the board's device id %s is not one a board has" % ascii(device)[:70],
+                             "a firmware problem or another device on the port")
+        info = {k: (info.get(k) if type(info.get(k)) is str and not _storable(info.get(k))
+                    else None) for k in ("board", "game", "firmware")}
         now = now_iso()
         with self.transaction() as db, self._errors():
             row = db.execute("SELECT id FROM boards WHERE device = ?", (device,)).fetchone()
@@ -609,7 +667,7 @@ class Archive:
                     winner = end.get("winner")
                     db.execute("UPDATE games SET end_seq = ?, \"end\" = ?, finished = ?, "
                                "winner = ? WHERE id = ?",
-                               (seq, _dumps(end), now, winner if type(winner) is int else None,
+                               (seq, _dumps(end), now, winner if _small(winner) else None,
                                 game[0]))
                     game = (game[0], game[1], True)
                     ended.append(game[0])
@@ -640,6 +698,11 @@ class Archive:
             self._store_states(db, board_id, states, last)
         return Ingested(len(new), skipped, actions, touched, ended, None, last)
 
+    def game_before(self, board_id, seq):
+        """(id, header seq, ended) of the board's game a record at `seq` belongs to, or None."""
+        with self._errors():
+            return self._game_before(self.db, board_id, seq)
+
     def _game_before(self, db, board_id, seq):
         row = db.execute("SELECT id, seq, end_seq FROM games WHERE board_id = ? AND seq < ? "
                          "ORDER BY seq DESC LIMIT 1", (board_id, seq)).fetchone()
@@ -649,10 +712,13 @@ class Archive:
 
     def _store_states(self, db, board_id, states, last):
         for st in states:
+            if type(st) is not dict:
+                continue
             seq = st.get("seq")
             state = st.get("state")
-            if type(seq) is not int or seq > last or type(state) is not dict:
-                continue
+            if (type(seq) is not int or seq > last or seq < 1 or type(state) is not dict
+                    or _storable(state)):
+                continue  # (a state no record is held for, or one the archive cannot keep)
             g = db.execute("SELECT id, end_seq FROM games WHERE board_id = ? AND seq <= ? "
                            "ORDER BY seq DESC LIMIT 1", (board_id, seq)).fetchone()
             if g is None or (g[1] is not None and g[1] <= seq):
@@ -672,7 +738,7 @@ class Archive:
         last = self.last_seq(board_id)
         with self.transaction() as db, self._errors():
             self._store_states(db, board_id, states, last)
-        return [s for s in states if type(s.get("seq")) is int and s["seq"] > last]
+        return [s for s in states if type(s) is dict and _small(s.get("seq")) and s["seq"] > last]
 
     def set_head(self, board_id, signed):
         """Keep a signed chain head the board gave (the `sign` reply) for its game, if it is
@@ -915,13 +981,17 @@ class Follower:
         self.board_id = None
         self.device = None
         self.counts = {"sessions": 0, "resyncs": 0, "records": 0, "actions": 0, "skipped": 0,
-                       "acks": 0, "gaps": 0, "lost": 0, "restarts": 0, "corrupt": 0}
+                       "acks": 0, "gaps": 0, "lost": 0, "restarts": 0, "corrupt": 0,
+                       "unreadable": 0}
         self._pending = {}  # seq -> state payload whose record is not held yet
         self._signed_at = None  # the last seq held when the board last signed its head
         # Good records that came ahead of a missing one (a noisy line): stored once the
         # records before them are, kept across reconnections to the same board.
         self._buffer = {}
+        self._bad = {}  # seq (or ("frame", n)) -> why: records the archive cannot take
         self._want_ok = True  # the board takes journal's "want" (older firmware does not)
+        self._block_ok = True  # ... and "block" (the size of its packed frames)
+        self._block = _BLOCK_MAX
         self._quiet_said = False  # "no reply ...; retrying" said, and not taken back yet
         self._last_error = None
         self._up = False  # this connection got as far as a hello
@@ -937,9 +1007,10 @@ class Follower:
 
     def run(self):
         """Follow until stopped (or, with once, until resynced). Returns the counts."""
-        from chalk.link import resolve_port
+        from chalk.link import NoReply, resolve_port
 
         delay = self.backoff[0]
+        quiet_since = time.monotonic()
         while not self._stopped():
             self._up = False
             try:
@@ -949,7 +1020,12 @@ class Follower:
             except (ArchiveError, JournalMismatch):
                 raise
             except ChalkError as e:
-                if self.once:
+                if self._up:
+                    quiet_since = time.monotonic()
+                # --once gives up at once on a board that is not there (no such port, not a
+                # board); a noisy line that swallowed the replies gets ONCE_PATIENCE seconds.
+                if self.once and (not isinstance(e, NoReply)
+                                  or time.monotonic() - quiet_since > ONCE_PATIENCE):
                     raise
                 if self._up:  # it was working: try again soon
                     delay = self.backoff[0]
@@ -1003,7 +1079,7 @@ class Follower:
         if self.counts["sessions"] == 1:
             self.say("board %s (%s, %s) on %s: archive %s holds seq %d, the board is at %d"
                      % (device, info.get("board"), info.get("game"), port, self.archive.path,
-                        held, info.get("last_seq") or 0))
+                        held, info["last_seq"] if _small(info.get("last_seq")) else 0))
 
     def _check_journal(self, info, held, port):
         last = info.get("last_seq")
@@ -1042,7 +1118,7 @@ class Follower:
             self.say("up to date at seq %d" % self.archive.last_seq(self.board_id))
         now = self._optional(link, "state")
         snap = []
-        if type(now.get("last_seq")) is int and type(now.get("state")) is dict:
+        if _small(now.get("last_seq"), 1) and type(now.get("state")) is dict:
             snap = [{"seq": now["last_seq"], "state": now["state"]}]
         # A state still ahead of what is held belongs to an action made meanwhile, whose own
         # rec and state frames are on their way.
@@ -1054,12 +1130,15 @@ class Follower:
     def _optional(self, link, cmd):
         """A request whose answer only adds to the archive (a state snapshot): on a noisy line
         a long reply may not get through whole; then it is done without ({})."""
-        from chalk.link import NoReply
+        from chalk.link import BoardError, NoReply
 
         try:
             return link.request(cmd, timeout=min(self.reply, 1.0),
                                 retries=max(2, int(min(self.reply, 1.0) / _RESEND)))
         except NoReply:
+            return {}
+        except BoardError as e:  # (a board short of memory for a long reply, say)
+            self.say("the board did not give its %s: %s" % (cmd, e.message))
             return {}
 
     def _sign(self, link):
@@ -1101,31 +1180,74 @@ class Follower:
         return link.request(cmd, args, timeout=self.reply, retries=self._retries(),
                             progress=progress, until=until)
 
-    def _flush(self, touched, gone=()):
-        """Store the records held back that now follow on from the last seq held (`gone`:
-        seqs the board no longer has, stepped over as a gap); returns the last seq held."""
+    def _flush(self, touched, gone=(), gone_until=0):
+        """Store the records held back that now follow on from the last seq held, stepping
+        over seqs the board no longer has as a gap: those in `gone`, every seq up to
+        `gone_until` not here, and the records it sent that the archive cannot take (said
+        once, in _unreadable). Returns the last seq held. Bounded by the records held back,
+        whatever seqs a board claims."""
         held = self.archive.last_seq(self.board_id)
         run = []
-        s = held + 1
-        while s in self._buffer or (s in gone and any(t > s for t in self._buffer)):
-            if s in self._buffer:
-                run.append(self._buffer.pop(s))
-            s += 1
+        s = held
+        for k in sorted(k for k in self._buffer if k > held):
+            if k != s + 1 and not (k - 1 <= gone_until or (
+                    k - s - 1 <= 2 * _WANT_BITS and all(
+                        x in gone or x in self._bad for x in range(s + 1, k)))):
+                break
+            run.append(self._buffer[k])
+            s = k
+        if run and _kind(run[0]) != "H" and self.archive.game_before(self.board_id,
+                                                                        run[0]["seq"]) is None:
+            # Actions whose game header the archive could not take (said above): they belong to
+            # no game here, so they are stepped over with it.
+            orphans = []
+            for r in run:
+                if _kind(r) == "H":
+                    break
+                orphans.append(r["seq"])
+            for seq in orphans:
+                self._buffer.pop(seq, None)
+                self._bad[seq] = "its game's header could not be taken"
+            self.say("seqs %d..%d belong to a game whose header the archive could not take: "
+                     "skipped" % (orphans[0], orphans[-1]))
+            return self._flush(touched, gone, gone_until)
         if run:
             prev = held
             for r in run:
                 if r["seq"] != prev + 1:
                     self.counts["gaps"] += 1
-                    self.say("seqs %d..%d are no longer on the board (rotated out, or lost "
-                             "to damage): the archive has a gap there" % (prev + 1,
-                                                                        r["seq"] - 1))
+                    unread = [x for x in range(prev + 1, min(r["seq"], prev + 4))
+                              if x in self._bad]
+                    self.say("seqs %d..%d are %s: the archive has a gap there" % (
+                        prev + 1, r["seq"] - 1, "records the board sent that the archive "
+                        "cannot take (above)" if unread else "no longer on the board (rotated "
+                        "out, or lost to damage)"))
                 prev = r["seq"]
             res = self.archive.ingest(self.board_id, run, resync=True)
             self._took(res, touched)
             held = res.last
-        for s in [s for s in self._buffer if s <= held]:
-            del self._buffer[s]  # stored meanwhile (a record is stored once, by its seq)
+        for k in [k for k in self._buffer if k <= held]:
+            del self._buffer[k]  # stored meanwhile (a record is stored once, by its seq)
+        for k in [k for k in self._bad if type(k) is int and k <= held]:
+            del self._bad[k]
         return held
+
+    def _unreadable(self, f, why):
+        """A frame from the board the archive cannot take: said once, in one line naming the
+        board and the frame; its seq (if it has one) is stepped over as a gap."""
+        seq = f.payload.get("seq") if isinstance(f.payload, dict) else None
+        key = seq if _small(seq, 1) else ("frame", f.n)
+        if key in self._bad:
+            return
+        if _small(seq, 1):
+            self._bad[seq] = why
+        elif len(self._bad) > 1000:
+            return  # a board sending nothing but nonsense: said often enough
+        else:
+            self._bad[key] = why
+        self.counts["unreadable"] += 1
+        self.say("the board %s sent a record the archive cannot take, frame %d: %s; skipped"
+                 % (self.device, f.n, why))
 
     def _catch_up(self, link, touched):
         """Fetch every record after the last seq held. Records are exactly-once by seq, so
@@ -1140,16 +1262,21 @@ class Follower:
 
         others = []
         silent = 0
+        nonsense = 0
         pause = _RESEND
         while not self._stopped():
             held = self._flush(touched)
             later = [s for s in self._buffer if s > held]
             args = {"after": held}
             wanted = []
-            if later and self._want_ok:
+            if later and self._want_ok and min(later) <= held + _WANT_BITS:
+                # (a hole wider than a bitmap: the whole rest, judged by its count, instead)
                 top = min(max(later), held + _WANT_BITS)
-                wanted = [s for s in range(held + 1, top) if s not in self._buffer]
+                wanted = [s for s in range(held + 1, top)
+                          if s not in self._buffer and s not in self._bad]
                 args["want"] = "%x" % sum(1 << (s - held - 1) for s in wanted)
+            if self._block_ok:
+                args["block"] = int(self._block)
             result = None
             until = _all_here(wanted, self._buffer) if wanted else None
             frames_before = link.stats()["frames"]
@@ -1161,6 +1288,9 @@ class Follower:
                 else:
                     result = self._ask(link, "journal", args, progress=("rec",))
             except BoardError as e:
+                if e.reason == "args" and "block" in args and "block" in e.message:
+                    self._block_ok = False  # older firmware: its own block size
+                    continue
                 if e.reason != "args" or "want" not in args:
                     raise
                 self._want_ok = False  # older firmware: the whole rest, every round
@@ -1173,14 +1303,23 @@ class Follower:
                         raise
                 else:
                     silent = 0
+            bad_here = 0
+            arrived = 0
             for f in _drain(link):
-                seq = f.payload.get("seq") if f.type == "rec" else None
-                if type(seq) is int and seq > held and _check(f.payload) is None:
-                    self._buffer.setdefault(seq, f.payload)
-                elif type(seq) is not int:
+                if f.type != "rec":
                     others.append(f)
+                    continue
+                arrived += 1
+                seq = f.payload.get("seq")
+                why = _check(f.payload)
+                if why is not None:
+                    self._unreadable(f, why)
+                    bad_here += 1  # it came: the stream's count holds it
+                elif seq > held:
+                    self._buffer.setdefault(seq, f.payload)
             if link.stats()["frames"] != frames_before:
                 self._heard(link)
+            self._adapt(arrived, result, wanted)
             if result is None:
                 if wanted and any(s in self._buffer for s in wanted):
                     pause = _RESEND
@@ -1195,21 +1334,49 @@ class Follower:
             # how many records the board sent (a board without it sends one frame a record).
             last = result.get("last", held)
             count = result.get("records", result.get("count", 0))
+            if not _small(last) or not _small(count):
+                nonsense += 1
+                if nonsense == 1:
+                    self.say("the board %s answered journal with nonsense (%s); asking again"
+                             % (self.device, _clip(result)))
+                if nonsense >= 3:
+                    return others  # what follows on is stored; the rest waits for a sane reply
+                self._sleep(pause)
+                continue
+            bad = [s for s in self._bad if type(s) is int and held < s <= last]
             if wanted:
-                got = [s for s in wanted if s in self._buffer]
-                if len(got) >= count:
+                got = [s for s in wanted if s in self._buffer or s in self._bad]
+                if len(got) + bad_here >= count:
                     # All it sent came: a wanted seq it did not send is no longer on the board.
                     self._flush(touched, gone=set(wanted) - set(got))
                 continue
             got = [s for s in self._buffer if held < s <= last]
-            if len(got) < count:
+            if len(got) + len(bad) + bad_here < count:
                 continue  # frames lost on the way: the next round asks for what is missing
             # The whole stream came: a seq in it that did not is one the board no longer has
             # (rotated out, or lost to damage), stored as a gap.
-            self._flush(touched, gone=set(range(held + 1, last + 1)) - set(got))
+            before = self.archive.last_seq(self.board_id)
+            now = self._flush(touched, gone_until=last)
             if not [s for s in self._buffer if s > last]:
                 return others
+            if now == before and not [s for s in self._buffer if now < s <= last + 1]:
+                return others  # nothing here follows on: what came is ahead of the board's end
         return others
+
+    def _adapt(self, arrived, result, wanted):
+        """The block size of the next round (as serial file transfers adapt theirs, ZMODEM and
+        Kermit): halved when frames of this one were lost, half as large again when it came
+        whole. A lost frame of a smaller block loses fewer records, and a small frame gets
+        through a noisy line more often; a clean line gets large blocks back within rounds."""
+        sent = result.get("records") if isinstance(result, dict) else None
+        if not _small(sent):
+            sent = len(wanted) if wanted and result is None and arrived else None
+        if not sent:
+            return
+        if arrived < sent:
+            self._block = max(_BLOCK_MIN, self._block / 2)
+        else:
+            self._block = min(_BLOCK_MAX, self._block * 1.5)
 
     def _took(self, res, touched):
         self._count(res)
@@ -1303,7 +1470,8 @@ class Follower:
                         raise ChalkError("the board on %s changed" % link.port)
                     held = self.archive.last_seq(self.board_id)
                     self._check_journal(info, held, link.port)
-                    need = (info.get("last_seq") or 0) > held
+                    last = info.get("last_seq")
+                    need = _small(last) and last > held
                     if not need and held and not self.archive.has_state(self.board_id, held):
                         # The state frame of the last action was lost on the wire: ask.
                         now = self._optional(link, "state")
@@ -1323,6 +1491,10 @@ class Follower:
         """Take one unsolicited frame; True when a resync is needed."""
         if f.type == "rec":
             rec = f.payload
+            why = _check(rec)
+            if why is not None:
+                self._unreadable(f, why)
+                return True  # a resync steps over it (a gap) once the records after it come
             res = self.archive.ingest(self.board_id, [rec])
             if res.gap is not None:
                 # Ahead of a record lost on the way: kept, stored once the ones before it are.
@@ -1337,7 +1509,7 @@ class Follower:
             return False
         if f.type == "state":
             seq = f.payload.get("seq")
-            if type(seq) is not int:
+            if not _small(seq, 1) or type(f.payload.get("state")) is not dict:
                 return False
             if seq > self.archive.last_seq(self.board_id):
                 self._pending[seq] = f.payload  # its record was lost on the way
@@ -1359,6 +1531,9 @@ class Follower:
 
 
 _RESEND = 0.4  # seconds between resends of a request to the board
+ONCE_PATIENCE = 30.0  # seconds `--once` goes on asking a board whose replies a noisy line loses
+_BLOCK_MAX = 360  # bytes of packed records an `r` frame carries at most (pack.Block.LIMIT)
+_BLOCK_MIN = 24  # a few records a frame: on the noisiest line each still gets through
 _WANT_BITS = 256  # the most records one journal round may ask for by seq
 _WANT_ROUND = 0.45  # seconds of a round asking for missing records (sent 3 times in it)
 

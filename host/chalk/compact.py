@@ -3,9 +3,9 @@ with the rules of the board's game (docs/serial-protocol.md). The board only wri
 (scoreboard/frames.py); this side runs on the host, so it does not take the board's RAM."""
 
 import binascii
-import json
 
 from scoreboard.pack import _NULL, UNDO
+from scoreboard.safejson import loads as _loads  # depth-limited: a frame is no stack bomb
 
 
 def _parse(text, like):
@@ -18,11 +18,11 @@ def _parse(text, like):
         return text == "y"
     if t is list and like and type(like[0]) is list:
         if text[:1] == "[":
-            return json.loads(text)
+            return _loads(text)
         return [_parse(x, like[0]) for x in text.split("/")]
     if t is list:
         if text[:1] == "[":
-            return json.loads(text)
+            return _loads(text)
         if text == ".":
             return []
         if "." in text:
@@ -33,7 +33,7 @@ def _parse(text, like):
     if t is int or like is None:
         if text[:1] in "-0123456789":
             return int(text)
-    return json.loads(text)
+    return _loads(text)
 
 
 def parse_state(text, keys, like):
@@ -54,6 +54,8 @@ def unpack_block(text):
     if len(parts) != 3:
         raise ValueError("an r frame is GAME SEQ0 DATA")
     game, first, data = parts
+    if not first.isdigit() or len(first) > 16:
+        raise ValueError("an r frame's SEQ0 is a decimal seq")
     seq = int(first)
     if not data or len(data) % 4:
         raise ValueError("block data is not base64")
@@ -128,6 +130,9 @@ class Unpacker:
             parts = payload.split(" ")
             if len(parts) != 4:
                 raise ValueError("an a frame is SEQ T CODE STATE")
+            if not (parts[0].isdigit() and parts[1].isdigit() and len(parts[0]) <= 16
+                    and len(parts[1]) <= 16):
+                raise ValueError("an a frame's SEQ and T are decimal numbers")
             seq, t = int(parts[0]), int(parts[1])
             code = UNDO if parts[2] == "u" else int(parts[2])
             game, keys, like = self.rules(self.game)

@@ -8,7 +8,7 @@ show what the rules decided. Formats: docs/archive.md.
 import json
 from pathlib import Path
 
-from chalk import games, sheet
+from chalk import atomic, games, sheet
 from chalk.archive import load_cell, log_lines
 from chalk.errors import ChalkError
 from chalk.text import csv_safe
@@ -132,29 +132,20 @@ def export(archive, ids=(), all_games=False, fmt="jsonl", out=None, write=None):
     # no file half-written and no directory half-filled.
     texts = [render(archive, g, fmt) for g in games]
     written = []
-    try:
-        if outp is None:
+    if outp is None:
+        try:
             for i, text in enumerate(texts):
                 write(("\n" if i else "") + text)
-            return written
-        if many or outp.is_dir():
-            outp.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise atomic.problem("the standard output", e) from None
+        return written
+    if many or outp.is_dir():
+        # Built beside the directory and renamed into it: a full disk or a Ctrl-C half way
+        # leaves the directory as it was, with no half file and no stray temporary one.
+        with atomic.build_dir(outp) as stage:
             for g, text in zip(games, texts):
-                path = outp / filename(g, fmt)
-                _write_file(path, text)
-                written.append(path)
-        else:
-            _write_file(outp, texts[0])
-            written.append(outp)
-    except OSError as e:
-        raise ChalkError("cannot write %s: %s" % (getattr(e, "filename", None) or outp,
-                                                  e.strerror or e))
+                atomic.write_file(stage / filename(g, fmt), text)
+        return [outp / filename(g, fmt) for g in games]
+    atomic.write_file(outp, texts[0])
+    written.append(outp)
     return written
-
-
-def _write_file(path, data):
-    # Written aside and renamed: an interrupted export never leaves half a log behind.
-    tmp = path.with_name(path.name + ".part")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(data)
-    tmp.replace(path)

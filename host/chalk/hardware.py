@@ -859,7 +859,9 @@ def write_generated(boards_dir=BOARDS_DIR, hardware_dir=HARDWARE_DIR):
         if path.exists() and path.read_text(encoding="utf-8") == text:
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        from chalk import atomic
+
+        atomic.write_file(path, text)
         changed.append(rel)
     return changed
 

@@ -288,10 +288,13 @@ class BoardLink:
             self.beat = None  # what the board said before it restarted no longer holds
         if typ == "boot":
             self._unpack.learn(payload.get("game"), payload.get("config"))
+        if typ in ("ok", "err") and type(payload.get("id")) is not int:
+            self._counts["stale"] += 1  # a reply naming no request
+            return
         if typ in frames.COMPACT or typ == "rec":
             try:
                 parts = self._unpack.expand(typ, payload)
-            except (ValueError, KeyError, IndexError, TypeError) as e:
+            except Exception as e:  # whatever a board (or a cable) sends: counted, never fatal
                 self._counts["corrupt"] += 1
                 self.noise.append("unreadable %s frame %d: %s" % (typ, n, e))
                 if self.on_line:
@@ -350,7 +353,14 @@ class BoardLink:
         reply = self._exchange(cmd, args, timeout, retries, progress, until)
         if reply is None:
             return None
-        return reply.payload.get("result") or {}
+        result = reply.payload.get("result")
+        if result is None:
+            return {}
+        if type(result) is not dict:
+            raise BoardError("the board on %s answered %s with a result that is not an object "
+                             "(frame %d)" % (self.port, cmd, reply.n), "a firmware problem: "
+                             "`chalk deploy`", "malformed", reply.payload)
+        return result
 
     def _exchange(self, cmd, args, timeout, retries, progress, until=None):
         cid = self._new_id()

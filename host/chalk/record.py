@@ -114,6 +114,11 @@ def record(port, path, seconds=None, stop=None, say=None):
                     rec.finish()
                 except ChalkError:
                     pass  # the board is gone: it turns recording off when it reboots
+    except OSError as e:  # the disk full (or gone) under the trace: no half file is left
+        rec = None
+        from chalk import atomic
+
+        raise atomic.problem(path, e) from None
     finally:
         if rec is not None and rec.t0 is not None:
             os.replace(part, path)  # a whole trace up to here, even after a lost connection

@@ -111,7 +111,9 @@ def install(flash, board_cfg, progress=None, game=None, game_config=None):
     flash.mkdir(parents=True, exist_ok=True)
     compile_firmware(flash / "lib", arch=None, progress=progress)
     shutil.copyfile(FIRMWARE / "main.py", flash / "main.py")
-    (flash / "board.json").write_text(text, encoding="utf-8")
+    from chalk import atomic
+
+    atomic.write_file(flash / "board.json", text)  # a board config is whole or absent
 
 
 def _raw(fd):

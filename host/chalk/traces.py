@@ -116,8 +116,9 @@ class Trace:
         return [json.dumps({"t": t, "line": line, "v": v}) for t, line, v in out]
 
     def write(self, path):
-        with open(path, "w") as f:
-            f.write("\n".join(self.lines()) + "\n")
+        from chalk import atomic
+
+        atomic.write_file(path, "\n".join(self.lines()) + "\n")
 
 
 def keypad_keys(game, action):

@@ -33,13 +33,17 @@ def _remove_if_empty(path):
     try:
         db = sqlite3.connect("%s?mode=ro" % path.resolve().as_uri(), uri=True)
         try:
-            empty = db.execute("SELECT COUNT(*) FROM boards").fetchone()[0] == 0
+            empty = db.execute("SELECT (SELECT COUNT(*) FROM games) + "
+                               "(SELECT COUNT(*) FROM actions)").fetchone()[0] == 0
         finally:
             db.close()
     except sqlite3.Error:
-        empty = path.exists() and path.stat().st_size == 0
+        # Made by this run and unreadable (its schema never committed: a full disk, a kill):
+        # nothing of the user's is in it.
+        empty = path.exists()
     if empty:
-        for p in (path, Path(str(path) + "-wal"), Path(str(path) + "-shm")):
+        for p in (path, Path(str(path) + "-wal"), Path(str(path) + "-shm"),
+                  Path(str(path) + "-journal")):
             with contextlib.suppress(OSError):
                 p.unlink()
 

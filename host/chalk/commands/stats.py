@@ -1,6 +1,5 @@
 """chalk stats: players' records and games' statistics from the archive, as text or CSV."""
 
-import os
 import sys
 
 from chalk.errors import ChalkError
@@ -9,21 +8,15 @@ ORDER = 47
 
 
 def _write(text, path):
+    from chalk import atomic
+
     if path in (None, "-"):
-        sys.stdout.write(text)
-        return
-    tmp = "%s.%d.tmp" % (path, os.getpid())
-    try:
-        with open(tmp, "w", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
         try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise ChalkError("cannot write %s: %s" % (path, e.strerror or e),
-                         "give a writable path with --csv")
+            sys.stdout.write(text)
+        except OSError as e:
+            raise atomic.problem("the standard output", e) from None
+        return
+    atomic.write_file(path, text)  # whole or absent, whatever happens meanwhile
 
 
 def run(args):

@@ -36,8 +36,10 @@ class Game(HostGame):
                ("added", "penalty points"), ("all_seven", "all seven"))
     random_config = {"start": 300}
     random_opening = {"a": "break", "player": 0}
-    bench = ({"start": 100000}, 0.5)
-    long_bench = ({"start": 10000000}, 0.5)
+    bench = ({"start": 5000}, 0.5)
+    # (the rules' upper bound is start 100000; a shot that misses everything writes nothing
+    # off, so low accuracy lasts)
+    long_bench = ({"start": 100000}, 0.02)
     sample = dict(seed=0, accuracy=0.5, players=["Misha", "Oleg"])
 
     def race(self, config):

@@ -24,8 +24,8 @@ class Game(HostGame):
     turnless = "hand"
     figures = (("hands", "hands"), ("bids", "bids"), ("bids_made", "bids made"),
                ("made_pct", "bids made %"), ("points_per_hand", "points per hand"))
-    bench = ({"target": 1000000}, 0.5)
-    long_bench = ({"target": 1000000}, 0.5)
+    bench = ({"target": 10000}, 0.5)  # the rules' upper bound
+    long_bench = ({"target": 10000}, 0.5)
     random_config = {"target": 250}
     sample = dict(seed=42, accuracy=0.5, players=["Ann", "Bob", "Cy", "Di"])
     keypad = True
