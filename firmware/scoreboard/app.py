@@ -553,7 +553,7 @@ class App:
         tm = time.gmtime(secs)
         return "%04d-%02d-%02dT%02d:%02d:%02dZ" % tm[:6]
 
-    def status(self):
+    def status(self, spare=True):
         st = self.journal.stats()
         out = {"state": self.game.state(), "game": self.game_id, "game_no": st["game_no"],
                "last_seq": st["last_seq"], "players": (self.header or {}).get("players", []),
@@ -564,7 +564,9 @@ class App:
                "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}
         # The latest action (as journaled), the state before it and, for an undo, the action
         # it took back (only then); the game's config. A reply that does not fit goes without
-        # them (link.py _SPARE).
+        # them (link.py _SPARE), and so does one the heap has no room for now (spare False).
+        if not spare:
+            return out
         rec = self._last_rec
         out["rec"] = rec
         if rec is not None:

@@ -31,7 +31,11 @@ class Handler:
         # The longest reply there is (state, screen, warnings): collected first, so encoding
         # it finds whole blocks on a heap that play has left in pieces.
         gc.collect()
-        return self.app.status()
+        try:
+            return self.app.status()
+        except MemoryError:  # no whole block for the latest action's keys: the reply without
+            gc.collect()
+            return self.app.status(spare=False)
 
     def cmd_new(self, args):
         gc.collect()  # whole blocks for the header, the end before it and their chain links
