@@ -100,6 +100,7 @@ class App:
         self.wall = None  # (epoch ms, ticks) once the host set the clock
         self.service = False
         self.recorder = None  # a record.Recorder while the host records line changes
+        self.signer = None  # sign.Signer: the board's own key, once booted (board.nvs)
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
         self.dirty = True
@@ -115,7 +116,14 @@ class App:
             self.service = True
         self.game = None
         self._resumable = True  # False: the journal's game cannot be played on here
+        nvs = self.board.nvs
+        if nvs is not None:
+            from .sign import Signer, remembered
+
+            self.journal.remembered = remembered(nvs)  # the chain of games, past the journal
         res = self.journal.boot(self._resume_action)
+        if nvs is not None:
+            self.signer = Signer(self)  # its key made here at the first boot
         for e in res.errors:
             self.problems.append("journal %s line %s: %s" % (e["file"], e["line"], e["error"]))
         if res.header is not None and self.game is None and self._resumable:
@@ -214,8 +222,12 @@ class App:
                 end = {"winner": outcome["winner"] if outcome else None}
                 if abandoned:
                     end["abandoned"] = True
-                self._sign_end(end)
-                self.emit("rec", {"seq": self.journal.end_game(end), "type": "E", "end": end})
+                if self.wall is not None:
+                    end["ended"] = self.iso_now()  # in the chain, as "started" is
+                ended = self.journal.stats()["game_no"]
+                end_seq = self.journal.end_game(end)
+                self.emit("rec", {"seq": end_seq, "type": "E", "end": end})
+                self._ended(ended, end_seq)
             no, seq = self.journal.new_game(header)
         except (OSError, JournalError) as e:
             # Flash full or failing: say so; a board with no game yet still shows one, which
@@ -238,15 +250,15 @@ class App:
         self.emit("state", {"seq": seq, "state": self.game.state()})
         return seq
 
-    def _sign_end(self, end):
-        from .sign import sign_end  # loaded when first needed: see sign.py
-
-        sign_end(self, end)
-
-    def signed_head(self):
-        from .sign import signed_head
-
-        return signed_head(self)
+    def _ended(self, game_no, seq):
+        # The end is signed between scans; its `sig` frame follows the end record.
+        signer = self.signer
+        if signer is None:
+            return
+        try:
+            signer.ended(game_no, seq, self.journal.chain.link)
+        except Exception as e:  # NVS failing, or the queue full: the host asks for it later
+            self.emit("warn", {"warning": "signing the end of game %d: %s" % (game_no, e)})
 
     # -- actions -----------------------------------------------------------------------------
     def t_now(self):
@@ -461,6 +473,8 @@ class App:
                "device": self.board.device_id,
                "test_mode": self.test_mode, "last_seq": st["last_seq"],
                "game_no": st["game_no"]}
+        if self.signer is not None and self.signer.kid is not None:
+            out["kid"] = self.signer.kid  # the name of the board's own key (chalk keys enrol)
         if self.keys is not None:
             from .referee.keyentry import GAMES
 

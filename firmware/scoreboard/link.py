@@ -113,6 +113,12 @@ def _events(v):
     return None
 
 
+def _challenge(v):
+    if type(v) is str and len(v) == 64 and not v.strip("0123456789abcdef"):
+        return None
+    return "64 lowercase hex digits (32 random bytes)"
+
+
 COMMANDS = {
     "hello": (),
     "state": (),
@@ -125,7 +131,8 @@ COMMANDS = {
     "inject": (("events", _events, True, None),),
     "act": (("action", _action, True, None),),
     "service": (("on", _bool, True, None),),
-    "sign": (),
+    "sign": (("game_no", _seq, False, None),),
+    "key": (("challenge", _challenge, True, None),),
     "record": (("on", _bool, True, None),),
 }
 TEST_ONLY = ("inject", "act")
@@ -133,10 +140,10 @@ TEST_ONLY = ("inject", "act")
 # resending after a lost reply) gets the same reply again instead of being carried out twice.
 _ONCE = ("new", "undo", "ack", "clock", "inject", "act", "service", "record")
 # What the board sends on its own. `state` is also a command (the direction tells them apart).
-EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "beat", "line", "a")
+EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "beat", "line", "a", "sig")
 # Frames only a board sends: one arriving here is an echo of our own, never answered (answering
 # would ping-pong forever on a port that echoes).
-_OWN = ("ok", "err", "rec", "warn", "event", "boot", "beat", "line", "a", "r")
+_OWN = ("ok", "err", "rec", "warn", "event", "boot", "beat", "line", "a", "r", "sig")
 
 
 _OUT_MAX = 4096  # characters of frames waiting for the wire (beyond: unsolicited frames dropped)

@@ -34,6 +34,7 @@ class Handler:
         return self.app.status()
 
     def cmd_new(self, args):
+        gc.collect()  # as for act: the end, its signature's queue and the new header
         try:
             seq = self.app.new_game(args["config"] or None, args["players"], args["game"])
         except ConfigError as e:
@@ -58,7 +59,24 @@ class Handler:
         return {"seq": app.journal.stats()["last_seq"], "state": app.game.state()}
 
     def cmd_sign(self, args):
-        return self.app.signed_head()
+        # The signed head of a game the board holds (default: the one in progress); signed
+        # between scans, so the first reply may be {"pending": true}, the `sig` frame later.
+        return self._signer("sign", lambda s: s.head(args.get("game_no")))
+
+    def cmd_key(self, args):
+        # Enrolment (chalk keys enrol): the public key and a signature of the host's challenge.
+        return self._signer("key", lambda s: s.enrol(args["challenge"]))
+
+    def _signer(self, cmd, fn):
+        signer = self.app.signer
+        if signer is None:
+            raise Refused("this board keeps no signing key (no NVS)")
+        from .sign import Busy, Gone
+
+        try:
+            return fn(signer)
+        except (Busy, Gone) as e:
+            raise Refused(str(e))
 
     def cmd_journal(self, args):
         app = self.app
@@ -294,6 +312,9 @@ def _serve(board, trace, test_mode, stdin, write):
                 spent = clock.ticks_diff(clock.ticks_ms(), now)
                 if budget is not None:
                     link.pump(max(16, budget * (step - spent) // step))
+                signer = app.signer
+                if signer is not None and signer.busy():  # a signature, a slice a scan
+                    signer.run(clock, max(1, step - clock.ticks_diff(clock.ticks_ms(), now) - 2))
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
