@@ -208,6 +208,7 @@ class App:
         # Checked before anything is written; the header keeps it with the defaults filled in,
         # so a log says exactly what was played whatever the rules' defaults become.
         config = rules_for(game)(config).config
+        gc.collect()  # whole blocks for the end, its signature's job and the new header
         if players is None:
             players = self.header.get("players", []) if self.header else []
         header = {"chalk": 1, "game": game, "config": config, "players": players,

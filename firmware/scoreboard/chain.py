@@ -128,10 +128,20 @@ def record(seq, kind, payload):
     return {"seq": seq, "type": "E", "end": end}
 
 
+class _Feed:
+    # canon()'s pieces hashed as they come: no list of them and no joined copy, so a long
+    # header or record asks the heap for no large block.
+    def __init__(self, h):
+        self.h = h
+
+    def append(self, piece):
+        self.h.update(piece.encode())
+
+
 def step(prev, rec):
     """link_n from link_{n-1} (bytes; ZERO before the header) and record n (chained form)."""
     h = hashlib.sha256(prev)
-    h.update(canon(rec))
+    _dump(rec, _Feed(h), 0)
     return h.digest()
 
 

@@ -71,11 +71,9 @@ class Handler:
         signer = self.app.signer
         if signer is None:
             raise Refused("this board keeps no signing key (no NVS)")
-        from .sign import Busy, Gone
-
         try:
             return fn(signer)
-        except (Busy, Gone) as e:
+        except ValueError as e:  # not on the board, or busy signing
             raise Refused(str(e))
 
     def cmd_journal(self, args):

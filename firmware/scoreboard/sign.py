@@ -16,7 +16,8 @@
 # the Signer queues the work and the main loop steps it between scans (serve.py), so a scan is
 # never held up; each signature then goes to the host in a `sig` frame, and is kept for a
 # repeat of the request. Nonces are deterministic: the same head always gets the same
-# signature, so one lost with a reboot is simply made again.
+# signature, so one lost with a reboot is simply made again. p256 is loaded with the first
+# piece of work, not at boot.
 #
 # The board also keeps in its NVS the last record of its newest finished game ("last": game
 # number, seq, link), so that the next game's header can name it (its "prev") even after the
@@ -24,7 +25,6 @@
 
 import hashlib
 
-from . import p256
 from .chain import hexlify
 
 HEAD_TAG = "chalk-head-2"
@@ -56,16 +56,8 @@ def enrol_message(device, pub_hex, since, challenge):
     return ("%s %s %s %d %s" % (ENROL_TAG, device, pub_hex, since, challenge)).encode()
 
 
-def sig_hex(r, s):
-    return "%064x%064x" % (r, s)
-
-
-def _u32(b, i):
-    return int.from_bytes(b[i:i + 4], "big")
-
-
 def _get(nvs, key, size):
-    """The bytes kept under `key` in the board's NVS (at most `size`), or None if none are."""
+    # The bytes kept under `key` in the board's NVS (at most `size`), or None.
     buf = bytearray(size)
     try:
         n = nvs.get_blob(key, buf)
@@ -75,9 +67,12 @@ def _get(nvs, key, size):
 
 
 def _put(nvs, key, value):
-    """Keep `value` under `key`, committed to flash before this returns."""
     nvs.set_blob(key, value)
-    nvs.commit()
+    nvs.commit()  # on flash before this returns
+
+
+def _int(b):
+    return int.from_bytes(b, "big")
 
 
 def remembered(nvs):
@@ -86,111 +81,93 @@ def remembered(nvs):
     b = _get(nvs, _LAST, 40)
     if b is None or len(b) != 40:
         return None
-    return _u32(b, 0), _u32(b, 4), b[8:40]
-
-
-class Busy(Exception):
-    """More signatures asked for than wait at once: ask again once one is done."""
-
-
-class Gone(Exception):
-    """A signature of a game the board no longer holds."""
+    return _int(b[0:4]), _int(b[4:8]), b[8:40]
 
 
 class Signer:
-    """The board's key and its queue of signatures. run() from the main loop between scans."""
+    """The board's key and its queue of signatures; run() from the main loop between scans.
+    Jobs: ["pub"] (work out the public key), ["head", game_no, seq, link] (link None: work it
+    out again from the game's records), ["enrol", challenge]."""
 
     def __init__(self, app):
         self.app = app
-        self.nvs = app.board.nvs
+        nvs = self.nvs = app.board.nvs
         self.device = app.board.device_id or ""
-        self.pub = None  # X || Y, once known
         self.kid = None
-        self.since = 0
-        self.made = False  # the key pair was made at this boot
-        self._queue = []  # jobs waiting: [kind, game_no, seq, link] or ["enrol", challenge]
-        self._job = None
-        self._gen = None
+        self._queue = []
+        self._gen = None  # the first job's work in progress
         self._done = []  # recent head signatures (reply payloads), newest last
         self._enrol = None  # [challenge, reply or None]
-        sk = _get(self.nvs, _SK, 32)
-        d = int.from_bytes(sk, "big") if sk is not None and len(sk) == 32 else 0
-        if not 1 <= d < p256.N:
-            d = self._make()
-        self.d = d
-        s = _get(self.nvs, _SINCE, 4)
-        self.since = _u32(s, 0) if s is not None and len(s) == 4 else 0
-        pk = _get(self.nvs, _PK, 64)
-        if pk is not None and len(pk) == 64:
-            self._set_pub(pk)
+        sk = _get(nvs, _SK, 32)
+        self.d = _int(sk) if sk is not None and len(sk) == 32 else 0
+        if not self.d:
+            self._make()
+        s = _get(nvs, _SINCE, 4)
+        self.since = _int(s) if s is not None and len(s) == 4 else 0
+        self.pub = _get(nvs, _PK, 64)
+        if self.pub is not None and len(self.pub) == 64:
+            self.kid = key_id(self.pub)
         else:
+            self.pub = None
             self._queue.append(["pub"])
 
     def _make(self):
-        # The first boot (or an NVS that lost its key): a new key pair. Its public half is worked
-        # out by the main loop (the "pub" job); until then the board signs nothing.
+        # The first boot (or an NVS that lost its key): a new key pair. Its public half is
+        # worked out by the main loop (the "pub" job); until then the board signs nothing.
+        from . import p256
+
         d = p256.private(self.app.board.random)
         st = self.app.journal.stats()
         games = st["games"]
         since = st["game_no"] or (games[len(games) - 1] + 1 if games else 1)
-        nvs = self.nvs
-        _put(nvs, _PK, b"")  # an older public key is not this key's
-        _put(nvs, _SINCE, since.to_bytes(4, "big"))
-        _put(nvs, _SK, d.to_bytes(32, "big"))
-        self.made = True
-        return d
+        _put(self.nvs, _PK, b"")  # an older public key is not this key's
+        _put(self.nvs, _SINCE, since.to_bytes(4, "big"))
+        _put(self.nvs, _SK, d.to_bytes(32, "big"))
+        self.d = d
+        self.since = since
+        self.pub = self.kid = None
 
-    def _set_pub(self, pk):
-        self.pub = pk
-        self.kid = key_id(pk)
-
-    # -- the chain of games ------------------------------------------------------------------
     def ended(self, game_no, seq, link):
         """A game ended at record seq with `link`: kept as the next game's predecessor, and its
         end signed (the `sig` frame follows when it is ready)."""
         _put(self.nvs, _LAST, game_no.to_bytes(4, "big") + seq.to_bytes(4, "big") + link)
         self._add(["head", game_no, seq, link])
 
-    # -- requests ----------------------------------------------------------------------------
+    # -- requests (ValueError: refused, the link answers err) --------------------------------
     def head(self, game_no=None):
-        """The signed head of a game the board holds (default: the one in progress): the reply
-        to `sign`. Signed already: the signature; else {"pending": true} and a `sig` frame
-        when it is ready. Raises Gone or Busy."""
+        """The reply to `sign`: the signed head of a game the board holds (default: the one in
+        progress, else the newest). Signed already: the signature; else {"pending": true},
+        and a `sig` frame when it is ready."""
         j = self.app.journal
         st = j.stats()
         now = st["game_no"]
+        games = st["games"]
         if game_no is None:
-            game_no = now
-            if game_no is None:
-                games = st["games"]
-                if not games:
-                    raise Gone("no game on the board yet")
-                game_no = games[len(games) - 1]
-        seq = link = None
+            if not games:
+                raise ValueError("no game on the board yet")
+            game_no = now if now is not None else games[len(games) - 1]
+        link = None
         if game_no == now:
             seq, link = j.chain.seq, j.chain.link
         elif j.last is not None and j.last[0] == game_no:
             seq, link = j.last[1], j.last[2]
-        elif game_no in st["games"]:
+        elif game_no in games:
             seq = j.game_last(game_no)  # its link is worked out again from its records
         else:
-            raise Gone("game %d is no longer on the board (rotated out once archived)"
-                       % game_no)
+            raise ValueError("game %d is not on the board (rotated out once archived)" % game_no)
         for r in self._done:
             if r["game_no"] == game_no and r["seq"] == seq:
                 return r
-        job = ["head", game_no, seq, link]
-        if not self._waiting(job):
-            if game_no == now:
-                # A newer head of the game in progress replaces one still waiting.
-                for q in self._queue:
-                    if q[0] == "head" and q[1] == game_no and q is not self._job:
-                        self._queue.remove(q)
-                        break
-            self._add(job)
-        out = {"device": self.device, "game_no": game_no, "pending": True}
-        if seq is not None:
-            out["seq"] = seq
+        for q in self._queue:
+            if q[0] == "head" and q[1] == game_no:
+                if q[2] == seq:
+                    break  # asked for already
+                if game_no == now and q is not self._queue[0]:
+                    q[2], q[3] = seq, link  # the game went on: its newer head instead
+                    break
+        else:
+            self._add(["head", game_no, seq, link])
+        out = {"device": self.device, "game_no": game_no, "seq": seq, "pending": True}
         if link is not None:
             out["head"] = hexlify(link)
         return out
@@ -199,25 +176,18 @@ class Signer:
         """The reply to `key`: the board's public key and its signature over the host's
         challenge; {"pending": true} until it is made (ask again with the same challenge)."""
         e = self._enrol
-        if e is not None and e[0] == challenge:
-            return e[1] if e[1] is not None else {"device": self.device, "pending": True}
-        for q in self._queue:
-            if q[0] == "enrol":
-                self._queue.remove(q)
-                break
-        self._enrol = [challenge, None]
-        self._add(["enrol", challenge])
-        return {"device": self.device, "pending": True}
-
-    def _waiting(self, job):
-        for q in self._queue:
-            if q[0] == job[0] and q[1] == job[1] and q[2] == job[2]:
-                return True
-        return False
+        if e is None or e[0] != challenge:
+            for q in self._queue:
+                if q[0] == "enrol" and q is not self._queue[0]:
+                    self._queue.remove(q)  # one enrolment at a time: the newest
+                    break
+            self._add(["enrol", challenge])
+            e = self._enrol = [challenge, None]
+        return e[1] or {"device": self.device, "pending": True}
 
     def _add(self, job):
         if len(self._queue) >= _QUEUE:
-            raise Busy("the board is busy signing; ask again in a moment")
+            raise ValueError("the board is busy signing; ask again in a moment")
         self._queue.append(job)
 
     # -- the work, between scans -------------------------------------------------------------
@@ -225,7 +195,7 @@ class Signer:
         return bool(self._queue)
 
     def run(self, clock, budget_ms):
-        """Step the signatures in hand for about budget_ms (a step is a point doubling and an
+        """Step the work in hand for about budget_ms (a step is a point doubling and an
         addition: about 1 ms on an ESP32, 30 us on the unix port). True while work is left."""
         start = clock.ticks_ms()
         while self._queue:
@@ -240,75 +210,77 @@ class Signer:
             self.step()
 
     def step(self):
-        if self._gen is None:
-            self._job = self._queue[0]
-            self._gen = self._start(self._job)
+        job = self._queue[0]
         try:
+            if self._gen is None:
+                self._gen = self._start(job)
             next(self._gen)
+            return
         except StopIteration as e:
-            job = self._job
-            self._end()
-            self._finished(job, e.value)
+            value = e.value
         except Exception as e:  # never the main loop's end: the job is dropped and said
-            job = self._job
-            self._end()
-            if job[0] == "enrol":
-                self._enrol = None
-            self.app.emit("warn", {"warning": "signing %s: %s" % (job[0], e)})
-
-    def _end(self):
-        if self._job in self._queue:
-            self._queue.remove(self._job)
-        self._job = None
+            value = None
+            self.app.emit("warn", {"warning": "signing (%s): %s" % (job[0], e)})
         self._gen = None
+        self._queue.pop(0)
+        if value is not None:
+            self._finished(job, value)
 
     def _start(self, job):
-        kind = job[0]
-        if kind == "pub":
-            return p256.public(self.d)
-        if kind == "enrol":
-            msg = enrol_message(self.device, hexlify(self.pub), self.since, job[1])
-            return p256.sign(self.d, hashlib.sha256(msg).digest())
-        return self._sign_head(job)
+        from . import p256
 
-    def _sign_head(self, job):
+        if not 1 <= self.d < p256.N:
+            self._make()  # a damaged key in NVS: a new one (to be enrolled again)
+            self._queue.append(["pub"])
+            raise ValueError("the key in NVS was damaged: a new key pair is being made")
+        if job[0] == "pub":
+            return p256.public(self.d)
+        if job[0] == "enrol":
+            if self.pub is None:
+                raise ValueError("no key yet")
+            return p256.sign(self.d, hashlib.sha256(enrol_message(
+                self.device, hexlify(self.pub), self.since, job[1])).digest())
+        return self._sign_head(p256, job)
+
+    def _sign_head(self, p256, job):
         if job[3] is None:
             # An older game kept on the board: its chain worked out again from its records,
             # one record a step.
-            from . import chain
+            from .chain import ZERO, record, step
 
-            j = self.app.journal
-            link = chain.ZERO
-            seq = None
-            for s, kind, payload in j.game_records(job[1]):
-                link = chain.step(link, chain.record(s, kind, payload))
-                seq = s
+            link = ZERO
+            for s, kind, payload in self.app.journal.game_records(job[1]):
+                link = step(link, record(s, kind, payload))
+                job[2] = s
                 yield
-            if seq is None:
-                raise Gone("game %d has no records" % job[1])
-            job[2] = seq
             job[3] = link
-        rs = yield from p256.sign(self.d, hashlib.sha256(
-            head_message(self.device, job[2], job[3])).digest())
-        return rs
+        return (yield from p256.sign(self.d, hashlib.sha256(
+            head_message(self.device, job[2], job[3])).digest()))
 
     def _finished(self, job, value):
-        kind = job[0]
-        if kind == "pub":
-            x, y = value
-            pk = x.to_bytes(32, "big") + y.to_bytes(32, "big")
+        if job[0] == "pub":
+            pk = value[0].to_bytes(32, "big") + value[1].to_bytes(32, "big")
             _put(self.nvs, _PK, pk)
-            self._set_pub(pk)
+            self.pub = pk
+            self.kid = key_id(pk)
             return
-        if kind == "enrol":
+        sig = "%064x%064x" % value
+        if job[0] == "enrol":
             if self._enrol is not None and self._enrol[0] == job[1]:
                 self._enrol[1] = {"device": self.device, "pub": hexlify(self.pub),
                                   "kid": self.kid, "since": self.since, "challenge": job[1],
-                                  "sig": sig_hex(value[0], value[1])}
+                                  "sig": sig}
             return
         out = {"device": self.device, "game_no": job[1], "seq": job[2],
-               "head": hexlify(job[3]), "kid": self.kid, "sig": sig_hex(value[0], value[1])}
-        self._done.append(out)
-        if len(self._done) > _KEEP:
-            self._done.pop(0)
+               "head": hexlify(job[3]), "kid": self.kid, "sig": sig}
+        done = self._done
+        done.append(out)
+        if len(done) > _KEEP:
+            # The heads of the game in progress go first: a finished game's end is asked for
+            # again until the host has it.
+            now = self.app.journal.stats()["game_no"]
+            i = 0
+            while i < len(done) - 1 and done[i]["game_no"] != now:
+                i += 1
+            done.pop(i if i < len(done) - 1 else 0)
         self.app.emit("sig", out)
