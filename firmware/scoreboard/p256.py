@@ -10,8 +10,9 @@
 #
 # Every long computation is a generator: it yields after a bounded piece of work (one point
 # doubling and one addition, or eight bits of an exponent), and its result comes back as the
-# generator's return value (`r = yield from f()`; run() drives one to the end at once). The main
-# loop steps it between scans (scoreboard.sign.Signer), so a signature never holds up a scan.
+# generator's return value (`r = yield from f()`). The main loop steps it between scans
+# (scoreboard.sign.Signer), so a signature never holds up a scan. The public key of d is
+# mul(d).
 #
 # Scalar multiplication is a regular double-and-always-add over a scalar lifted to 257 bits
 # (k + n or k + 2n), so every signature costs the same steps whatever its nonce. MicroPython's
@@ -19,9 +20,9 @@
 
 import hashlib
 
+# The curve y^2 = x^3 - 3x + b over the field of P; N points; G = (GX, GY) generates them.
 P = 0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF
 N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
-B = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
 GX = 0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296
 GY = 0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5
 
@@ -38,15 +39,6 @@ def hmac_sha256(key, msg):
     outer = hashlib.sha256(bytes([b ^ 0x5C for b in key]))
     outer.update(inner.digest())
     return outer.digest()
-
-
-def run(gen):
-    """Drive a stepped computation to its end; its result."""
-    try:
-        while True:
-            next(gen)
-    except StopIteration as e:
-        return e.value
 
 
 def inverse(a, m):
@@ -124,11 +116,6 @@ def mul(k, x=GX, y=GY):
     return X * zi2 % P, Y * zi2 * zi % P
 
 
-def on_curve(x, y):
-    """True if (x, y) is a point of P-256 (y^2 = x^3 - 3x + b)."""
-    return 0 <= x < P and 0 <= y < P and (y * y - (x * x * x - 3 * x + B)) % P == 0
-
-
 def _octets(v):
     return v.to_bytes(32, "big")
 
@@ -167,11 +154,6 @@ def sign(d, h1):
         s = ki * (e + r * d) % N
         if s:
             return r, s
-
-
-def public(d):
-    """The public key (x, y) of private key d, stepped."""
-    return (yield from mul(d))
 
 
 def private(random):

@@ -234,7 +234,7 @@ class Signer:
             self._queue.append(["pub"])
             raise ValueError("the key in NVS was damaged: a new key pair is being made")
         if job[0] == "pub":
-            return p256.public(self.d)
+            return p256.mul(self.d)
         if job[0] == "enrol":
             if self.pub is None:
                 raise ValueError("no key yet")
