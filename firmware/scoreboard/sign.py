@@ -16,8 +16,8 @@
 # the Signer queues the work and the main loop steps it between scans (serve.py), so a scan is
 # never held up; each signature then goes to the host in a `sig` frame, and is kept for a
 # repeat of the request. Nonces are deterministic: the same head always gets the same
-# signature, so one lost with a reboot is simply made again. p256 is loaded with the first
-# piece of work, not at boot.
+# signature, so one lost with a reboot is simply made again. The arithmetic (signwork.py,
+# p256.py) is loaded when there is work and dropped from RAM when there is none.
 #
 # The board also keeps in its NVS the last record of its newest finished game ("last": game
 # number, seq, link), so that the next game's header can name it (its "prev") even after the
@@ -42,18 +42,6 @@ def key_id(pub):
     h = hashlib.sha256(b"chalk-p256 ")
     h.update(pub)
     return hexlify(h.digest())[:16]
-
-
-def head_message(device, seq, link):
-    """What the board signs for a chain head: its device id, the seq the chain ends at, the
-    link there."""
-    return ("%s %s %d " % (HEAD_TAG, device, seq)).encode() + link
-
-
-def enrol_message(device, pub_hex, since, challenge):
-    """What the board signs for its enrolment: its device id, public key, first game signed
-    with that key, and the host's challenge (hex)."""
-    return ("%s %s %s %d %s" % (ENROL_TAG, device, pub_hex, since, challenge)).encode()
 
 
 def _get(nvs, key, size):
@@ -101,7 +89,7 @@ class Signer:
         sk = _get(nvs, _SK, 32)
         self.d = _int(sk) if sk is not None and len(sk) == 32 else 0
         if not self.d:
-            self._make()
+            self._work().make(self)  # the first boot: a key pair of its own
         s = _get(nvs, _SINCE, 4)
         self.since = _int(s) if s is not None and len(s) == 4 else 0
         self.pub = _get(nvs, _PK, 64)
@@ -111,79 +99,23 @@ class Signer:
             self.pub = None
             self._queue.append(["pub"])
 
-    def _make(self):
-        # The first boot (or an NVS that lost its key): a new key pair. Its public half is
-        # worked out by the main loop (the "pub" job); until then the board signs nothing.
-        from . import p256
-
-        d = p256.private(self.app.board.random)
-        st = self.app.journal.stats()
-        games = st["games"]
-        since = st["game_no"] or (games[len(games) - 1] + 1 if games else 1)
-        _put(self.nvs, _PK, b"")  # an older public key is not this key's
-        _put(self.nvs, _SINCE, since.to_bytes(4, "big"))
-        _put(self.nvs, _SK, d.to_bytes(32, "big"))
-        self.d = d
-        self.since = since
-        self.pub = self.kid = None
-
     def ended(self, game_no, seq, link):
         """A game ended at record seq with `link`: kept as the next game's predecessor, and its
         end signed (the `sig` frame follows when it is ready)."""
         _put(self.nvs, _LAST, game_no.to_bytes(4, "big") + seq.to_bytes(4, "big") + link)
-        self._add(["head", game_no, seq, link])
+        self._add(["head", game_no, seq, link])  # (its work loaded by the next run())
 
     # -- requests (ValueError: refused, the link answers err) --------------------------------
     def head(self, game_no=None):
         """The reply to `sign`: the signed head of a game the board holds (default: the one in
         progress, else the newest). Signed already: the signature; else {"pending": true},
         and a `sig` frame when it is ready."""
-        j = self.app.journal
-        st = j.stats()
-        now = st["game_no"]
-        games = st["games"]
-        if game_no is None:
-            if not games:
-                raise ValueError("no game on the board yet")
-            game_no = now if now is not None else games[len(games) - 1]
-        link = None
-        if game_no == now:
-            seq, link = j.chain.seq, j.chain.link
-        elif j.last is not None and j.last[0] == game_no:
-            seq, link = j.last[1], j.last[2]
-        elif game_no in games:
-            seq = j.game_last(game_no)  # its link is worked out again from its records
-        else:
-            raise ValueError("game %d is not on the board (rotated out once archived)" % game_no)
-        for r in self._done:
-            if r["game_no"] == game_no and r["seq"] == seq:
-                return r
-        for q in self._queue:
-            if q[0] == "head" and q[1] == game_no:
-                if q[2] == seq:
-                    break  # asked for already
-                if game_no == now and q is not self._queue[0]:
-                    q[2], q[3] = seq, link  # the game went on: its newer head instead
-                    break
-        else:
-            self._add(["head", game_no, seq, link])
-        out = {"device": self.device, "game_no": game_no, "seq": seq, "pending": True}
-        if link is not None:
-            out["head"] = hexlify(link)
-        return out
+        return self._work().head(self, game_no)
 
     def enrol(self, challenge):
         """The reply to `key`: the board's public key and its signature over the host's
         challenge; {"pending": true} until it is made (ask again with the same challenge)."""
-        e = self._enrol
-        if e is None or e[0] != challenge:
-            for q in self._queue:
-                if q[0] == "enrol" and q is not self._queue[0]:
-                    self._queue.remove(q)  # one enrolment at a time: the newest
-                    break
-            self._add(["enrol", challenge])
-            e = self._enrol = [challenge, None]
-        return e[1] or {"device": self.device, "pending": True}
+        return self._work().enrol(self, challenge)
 
     def _add(self, job):
         if len(self._queue) >= _QUEUE:
@@ -211,9 +143,10 @@ class Signer:
 
     def step(self):
         job = self._queue[0]
+        work = self._work()
         try:
             if self._gen is None:
-                self._gen = self._start(job)
+                self._gen = work.start(self, job)
             next(self._gen)
             return
         except StopIteration as e:
@@ -224,63 +157,21 @@ class Signer:
         self._gen = None
         self._queue.pop(0)
         if value is not None:
-            self._finished(job, value)
+            work.finished(self, job, value)
+        if not self._queue:
+            _drop()  # the arithmetic leaves RAM until the next signature
 
-    def _start(self, job):
-        from . import p256
+    def _work(self):
+        from . import signwork  # with p256: loaded while there is work
 
-        if not 1 <= self.d < p256.N:
-            self._make()  # a damaged key in NVS: a new one (to be enrolled again)
-            self._queue.append(["pub"])
-            raise ValueError("the key in NVS was damaged: a new key pair is being made")
-        if job[0] == "pub":
-            return p256.mul(self.d)
-        if job[0] == "enrol":
-            if self.pub is None:
-                raise ValueError("no key yet")
-            return p256.sign(self.d, hashlib.sha256(enrol_message(
-                self.device, hexlify(self.pub), self.since, job[1])).digest())
-        return self._sign_head(p256, job)
+        return signwork
 
-    def _sign_head(self, p256, job):
-        if job[3] is None:
-            # An older game kept on the board: its chain worked out again from its records,
-            # one record a step.
-            from .chain import ZERO, record, step
 
-            link = ZERO
-            for s, kind, payload in self.app.journal.game_records(job[1]):
-                link = step(link, record(s, kind, payload))
-                job[2] = s
-                yield
-            job[3] = link
-        return (yield from p256.sign(self.d, hashlib.sha256(
-            head_message(self.device, job[2], job[3])).digest()))
+def _drop():
+    import sys
 
-    def _finished(self, job, value):
-        if job[0] == "pub":
-            pk = value[0].to_bytes(32, "big") + value[1].to_bytes(32, "big")
-            _put(self.nvs, _PK, pk)
-            self.pub = pk
-            self.kid = key_id(pk)
-            return
-        sig = "%064x%064x" % value
-        if job[0] == "enrol":
-            if self._enrol is not None and self._enrol[0] == job[1]:
-                self._enrol[1] = {"device": self.device, "pub": hexlify(self.pub),
-                                  "kid": self.kid, "since": self.since, "challenge": job[1],
-                                  "sig": sig}
-            return
-        out = {"device": self.device, "game_no": job[1], "seq": job[2],
-               "head": hexlify(job[3]), "kid": self.kid, "sig": sig}
-        done = self._done
-        done.append(out)
-        if len(done) > _KEEP:
-            # The heads of the game in progress go first: a finished game's end is asked for
-            # again until the host has it.
-            now = self.app.journal.stats()["game_no"]
-            i = 0
-            while i < len(done) - 1 and done[i]["game_no"] != now:
-                i += 1
-            done.pop(i if i < len(done) - 1 else 0)
-        self.app.emit("sig", out)
+    pkg = sys.modules.get("scoreboard")
+    for name in ("signwork", "p256"):
+        sys.modules.pop("scoreboard." + name, None)
+        if pkg is not None and hasattr(pkg, name):
+            delattr(pkg, name)

@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
     encode_dss_signature,
 )
 
-from scoreboard import chain, sign
+from scoreboard import chain, sign, signwork
 
 CanonError = chain.CanonError
 _HEX = "0123456789abcdef"
@@ -122,7 +122,7 @@ def ecdsa_ok(pub_hex, message, sig_hex):
 
 def head_ok(pub_hex, device, seq, link, sig):
     """True if `sig` is the board key's signature of this chain head."""
-    return ecdsa_ok(pub_hex, sign.head_message(device, seq, link), sig)
+    return ecdsa_ok(pub_hex, signwork.head_message(device, seq, link), sig)
 
 
 def enrol_ok(reply, challenge):
@@ -138,7 +138,7 @@ def enrol_ok(reply, challenge):
         return "its reply has no device or first game"
     if reply.get("kid") != key_id(pub):
         return "its key id is not its key's"
-    msg = sign.enrol_message(device, pub, since, challenge)
+    msg = signwork.enrol_message(device, pub, since, challenge)
     if not ecdsa_ok(pub, msg, reply.get("sig")):
         return "its signature of the challenge does not hold"
     return None
@@ -166,4 +166,4 @@ class SoftKey:
         return "%064x%064x" % (r, s)
 
     def sign_head(self, device, seq, link):
-        return self.sign(sign.head_message(device, seq, link))
+        return self.sign(signwork.head_message(device, seq, link))
