@@ -84,7 +84,7 @@ class Signer:
         self.kid = None
         self._queue = []
         self._gen = None  # the first job's work in progress
-        self._done = []  # recent head signatures (reply payloads), newest last
+        self._done = []  # recent head signatures: (game_no, seq, link, sig hex), newest last
         self._enrol = None  # [challenge, reply or None]
         sk = _get(nvs, _SK, 32)
         self.d = _int(sk) if sk is not None and len(sk) == 32 else 0
@@ -162,9 +162,17 @@ class Signer:
             _drop()  # the arithmetic leaves RAM until the next signature
 
     def _work(self):
-        from . import signwork  # with p256: loaded while there is work
+        import sys
 
-        return signwork
+        work = sys.modules.get("scoreboard.signwork")
+        if work is None:
+            import gc
+
+            # Loaded into a collected heap: its pieces fill the holes there are, rather than
+            # stranding among garbage that a collection later frees around them.
+            gc.collect()
+            from . import signwork as work  # (with p256: loaded while there is work)
+        return work
 
 
 def _drop():

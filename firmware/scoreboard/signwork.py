@@ -1,9 +1,10 @@
 # The signer's work (scoreboard/sign.py): the key pair made at the first boot, and each job's
 # arithmetic, stepped between scans, and the replies to `sign` and `key`. Loaded when asked
-# or when there is work (p256 with the work), dropped when there is none.
+# or when there is work, with p256, and dropped when there is none.
 
 import hashlib
 
+from . import p256
 from .chain import hexlify
 from .sign import _KEEP, _PK, _SINCE, _SK, ENROL_TAG, HEAD_TAG, _put, key_id
 
@@ -23,8 +24,6 @@ def enrol_message(device, pub_hex, since, challenge):
 def make(signer):
     """A new key pair: the first boot, or an NVS that lost its key. Its public half is worked
     out by the main loop (the "pub" job); until then the board signs nothing."""
-    from . import p256
-
     d = p256.private(signer.app.board.random)
     st = signer.app.journal.stats()
     games = st["games"]
@@ -60,9 +59,9 @@ def head(signer, game_no=None):
     else:
         raise ValueError("game %d is not on the board (rotated out once archived)" % game_no)
     for r in signer._done:
-        if r["game_no"] == game_no and r["seq"] == seq:
+        if r[0] == game_no and r[1] == seq:
             _idle(signer)
-            return r
+            return reply(signer, r)
     for q in signer._queue:
         if q[0] == "head" and q[1] == game_no:
             if q[2] == seq:
@@ -102,8 +101,6 @@ def enrol(signer, challenge):
 
 def start(signer, job):
     """The stepped computation of a job (a generator: its value is the job's result)."""
-    from . import p256
-
     if not 1 <= signer.d < p256.N:
         make(signer)  # a damaged key in NVS: a new one (to be enrolled again)
         signer._queue.append(["pub"])
@@ -115,10 +112,10 @@ def start(signer, job):
             raise ValueError("no key yet")
         return p256.sign(signer.d, hashlib.sha256(enrol_message(
             signer.device, hexlify(signer.pub), signer.since, job[1])).digest())
-    return _head(p256, signer, job)
+    return _head(signer, job)
 
 
-def _head(p256, signer, job):
+def _head(signer, job):
     if job[3] is None:
         # An older game kept on the board: its chain worked out again from its records, one
         # record a step.
@@ -134,9 +131,18 @@ def _head(p256, signer, job):
         head_message(signer.device, job[2], job[3])).digest()))
 
 
+def reply(signer, done):
+    """The `sign` reply (and `sig` payload) of a signature kept as (game_no, seq, link, sig)."""
+    return {"device": signer.device, "game_no": done[0], "seq": done[1],
+            "head": hexlify(done[2]), "kid": signer.kid, "sig": done[3]}
+
+
 def finished(signer, job, value):
     """Keep a job's result: the public key in NVS, the enrolment reply, or a head's signature
     (kept for repeats and sent in a `sig` frame)."""
+    import gc
+
+    gc.collect()  # the arithmetic's garbage gone first: what is kept lands in one piece
     if job[0] == "pub":
         pk = value[0].to_bytes(32, "big") + value[1].to_bytes(32, "big")
         _put(signer.nvs, _PK, pk)
@@ -150,16 +156,15 @@ def finished(signer, job, value):
             e[1] = {"device": signer.device, "pub": hexlify(signer.pub), "kid": signer.kid,
                     "since": signer.since, "challenge": job[1], "sig": sig}
         return
-    out = {"device": signer.device, "game_no": job[1], "seq": job[2], "head": hexlify(job[3]),
-           "kid": signer.kid, "sig": sig}
     done = signer._done
-    done.append(out)
+    kept = (job[1], job[2], job[3], sig)
+    done.append(kept)
     if len(done) > _KEEP:
         # The heads of the game in progress go first: a finished game's end is asked for
         # again until the host has it.
         now = signer.app.journal.stats()["game_no"]
         i = 0
-        while i < len(done) - 1 and done[i]["game_no"] != now:
+        while i < len(done) - 1 and done[i][0] != now:
             i += 1
         done.pop(i if i < len(done) - 1 else 0)
-    signer.app.emit("sig", out)
+    signer.app.emit("sig", reply(signer, kept))
