@@ -1079,14 +1079,16 @@ class Follower:
         asked = self._asked.get(None)
         if asked is not None and asked[0] == held and now - asked[1] < _SIGN_WAIT:
             return  # its `sig` frame is on its way
+        if asked is not None and not every and now - asked[1] < _HEAD_EVERY:
+            return  # a signature costs the board a second of work: not after every shot
         try:
             res = self._ask(link, "sign")
         except BoardError:
             return  # older firmware without a key, or a board busy signing: later
         except NoReply:
             return  # a noisy line: asked again at the next quiet moment
+        self._asked[None] = (held, now)
         if res.get("pending"):
-            self._asked[None] = (held, now)
             return
         self.archive.set_head(self.board_id, res)
         if res.get("seq") == held:
@@ -1415,6 +1417,7 @@ class Follower:
 
 _RESEND = 0.4  # seconds between resends of a request to the board
 _SIGN_WAIT = 15.0  # seconds a pending signature is waited for before it is asked for again
+_HEAD_EVERY = 5.0  # seconds at least between two signatures asked for a game in progress
 _WANT_BITS = 256  # the most records one journal round may ask for by seq
 _WANT_ROUND = 0.45  # seconds of a round asking for missing records (sent 3 times in it)
 
