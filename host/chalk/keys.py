@@ -310,10 +310,8 @@ class KeyStore:
                             "trust its key (`chalk keys trust FILE KID`)")
                     how = "imported from %s, vouched for by league key %s (%s)" % (
                         name, voucher["kid"], voucher["name"])
-                    rep = None
                     old = self.board_key(e["device"])
-                    if replace is not None and old is not None and old["kid"] == replace:
-                        rep = replace
+                    rep = replace if old is not None and old["kid"] != e["kid"] else None
                     out += self.add_board(e["device"], e["pub"], e["since"], how, rep)
                 elif e["kind"] == "legacy":
                     if voucher is None and not legacy:
