@@ -1080,7 +1080,7 @@ class Follower:
         if asked is not None and asked[0] == held and now - asked[1] < _SIGN_WAIT:
             return  # its `sig` frame is on its way
         if asked is not None and not every and now - asked[1] < _HEAD_EVERY:
-            return  # a signature costs the board a second of work: not after every shot
+            return  # a signature costs an ESP32 a second of work: not several a second
         try:
             res = self._ask(link, "sign")
         except BoardError:
@@ -1098,15 +1098,23 @@ class Follower:
         return [g for g in self.archive.unsigned_ends(self.board_id)
                 if g[0] not in self._gone_ends]
 
-    def _await_signatures(self, link):
-        """`once`: the signatures asked for come in `sig` frames a moment later (the board
-        makes them between its scans): take them, asking for the rest, until every end and
-        the head held are signed, or nothing came for _SIGN_WAIT seconds. Then acknowledge
-        what their signatures free."""
+    def _await_signatures(self, link, wait=None, stop=True):
+        """`once`, or stopping: the signatures asked for come in `sig` frames a moment later
+        (the board makes them between its scans): take them, asking for the rest, until every
+        end and the head held are signed, or nothing came for `wait` seconds (_SIGN_WAIT).
+        Then acknowledge what their signatures free."""
         if self._kid is None:
             return
-        quiet = time.monotonic()
-        while not self._stopped() and time.monotonic() - quiet < _SIGN_WAIT:
+        wait = _SIGN_WAIT if wait is None else wait
+        try:
+            self._awaiting(link, wait, stop, time.monotonic())
+        except ChalkError:
+            if not stop:
+                return  # stopping anyway: what came is kept
+            raise
+
+    def _awaiting(self, link, wait, stop, quiet):
+        while not (stop and self._stopped()) and time.monotonic() - quiet < wait:
             held = self.archive.last_seq(self.board_id)
             if not self._unsigned() and self._signed_at == held:
                 break
@@ -1373,6 +1381,9 @@ class Follower:
             if need:
                 self._sync(link)
                 base = link.stats()
+        # Stopped (a service manager, Ctrl-C): the signatures on their way are waited for a
+        # moment, so what is held ends signed as far as the board has signed it.
+        self._await_signatures(link, _STOP_WAIT, stop=False)
 
     def _frame(self, link, f, syncing=False):
         """Take one unsolicited frame; True when a resync is needed."""
@@ -1417,7 +1428,8 @@ class Follower:
 
 _RESEND = 0.4  # seconds between resends of a request to the board
 _SIGN_WAIT = 15.0  # seconds a pending signature is waited for before it is asked for again
-_HEAD_EVERY = 5.0  # seconds at least between two signatures asked for a game in progress
+_HEAD_EVERY = 1.0  # seconds at least between two signatures asked for a game in progress
+_STOP_WAIT = 3.0  # seconds a stopping archiver waits for the signatures on their way
 _WANT_BITS = 256  # the most records one journal round may ask for by seq
 _WANT_ROUND = 0.45  # seconds of a round asking for missing records (sent 3 times in it)
 
