@@ -100,7 +100,8 @@ class App:
         self.wall = None  # (epoch ms, ticks) once the host set the clock
         self.service = False
         self.recorder = None  # a record.Recorder while the host records line changes
-        self.signer = None  # sign.Signer: the board's own key, once booted (board.nvs)
+        self.signer = None  # sign.Signer: the board's own key, loaded when first needed
+        self.keyless = False  # the board has no key yet: the main loop has one made
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
         self.dirty = True
@@ -116,14 +117,11 @@ class App:
             self.service = True
         self.game = None
         self._resumable = True  # False: the journal's game cannot be played on here
-        nvs = self.board.nvs
-        if nvs is not None:
-            from .sign import Signer, remembered
+        from . import boardkey  # the board's own key: the chain of games, made at first boot
 
-            self.journal.remembered = remembered(nvs)  # the chain of games, past the journal
+        boardkey.boot(self)
         res = self.journal.boot(self._resume_action)
-        if nvs is not None:
-            self.signer = Signer(self)  # its key made here at the first boot
+        boardkey.booted(self)
         for e in res.errors:
             self.problems.append("journal %s line %s: %s" % (e["file"], e["line"], e["error"]))
         if res.header is not None and self.game is None and self._resumable:
@@ -208,7 +206,6 @@ class App:
         # Checked before anything is written; the header keeps it with the defaults filled in,
         # so a log says exactly what was played whatever the rules' defaults become.
         config = rules_for(game)(config).config
-        gc.collect()  # whole blocks for the end, its signature's job and the new header
         if players is None:
             players = self.header.get("players", []) if self.header else []
         header = {"chalk": 1, "game": game, "config": config, "players": players,
@@ -223,12 +220,9 @@ class App:
                 end = {"winner": outcome["winner"] if outcome else None}
                 if abandoned:
                     end["abandoned"] = True
-                if self.wall is not None:
-                    end["ended"] = self.iso_now()  # in the chain, as "started" is
-                ended = self.journal.stats()["game_no"]
-                end_seq = self.journal.end_game(end)
-                self.emit("rec", {"seq": end_seq, "type": "E", "end": end})
-                self._ended(ended, end_seq)
+                from .boardkey import end_game
+
+                end_game(self, end)  # journaled, sent, and signed between scans
             no, seq = self.journal.new_game(header)
         except (OSError, JournalError) as e:
             # Flash full or failing: say so; a board with no game yet still shows one, which
@@ -251,15 +245,11 @@ class App:
         self.emit("state", {"seq": seq, "state": self.game.state()})
         return seq
 
-    def _ended(self, game_no, seq):
-        # The end is signed between scans; its `sig` frame follows the end record.
-        signer = self.signer
-        if signer is None:
-            return
-        try:
-            signer.ended(game_no, seq, self.journal.chain.link)
-        except Exception as e:  # NVS failing, or the queue full: the host asks for it later
-            self.emit("warn", {"warning": "signing the end of game %d: %s" % (game_no, e)})
+    def signing(self):
+        """The board's signer, loaded when first needed (boardkey.py)."""
+        from .boardkey import signer
+
+        return signer(self)
 
     # -- actions -----------------------------------------------------------------------------
     def t_now(self):
@@ -474,8 +464,11 @@ class App:
                "device": self.board.device_id,
                "test_mode": self.test_mode, "last_seq": st["last_seq"],
                "game_no": st["game_no"]}
-        if self.signer is not None and self.signer.kid is not None:
-            out["kid"] = self.signer.kid  # the name of the board's own key (chalk keys enrol)
+        from .boardkey import kid
+
+        kid = kid(self)
+        if kid is not None:
+            out["kid"] = kid  # the name of the board's own key (chalk keys enrol)
         if self.keys is not None:
             from .referee.keyentry import GAMES
 

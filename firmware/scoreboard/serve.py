@@ -68,7 +68,7 @@ class Handler:
         return self._signer("key", lambda s: s.enrol(args["challenge"]))
 
     def _signer(self, cmd, fn):
-        signer = self.app.signer
+        signer = self.app.signing()
         if signer is None:
             raise Refused("this board keeps no signing key (no NVS)")
         try:
@@ -311,6 +311,9 @@ def _serve(board, trace, test_mode, stdin, write):
                 if budget is not None:
                     link.pump(max(16, budget * (step - spent) // step))
                 signer = app.signer
+                if signer is None and app.keyless:  # the first boot: a key pair of its own
+                    app.keyless = False
+                    signer = app.signing()
                 if signer is not None and signer.busy():  # a signature, a slice a scan
                     signer.run(clock, max(1, step - clock.ticks_diff(clock.ticks_ms(), now) - 2))
                 next_tick = clock.ticks_add(next_tick, step)

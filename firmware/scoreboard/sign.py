@@ -21,10 +21,13 @@
 #
 # The board also keeps in its NVS the last record of its newest finished game ("last": game
 # number, seq, link), so that the next game's header can name it (its "prev") even after the
-# journal was erased: each board's games form one chain (scoreboard/chain.py).
+# journal was erased: each board's games form one chain (scoreboard/chain.py). The app loads
+# this module when it first needs it (App.signing): at the first boot, the first game's end,
+# the first `sign` or `key`.
 
 import hashlib
 
+from .boardkey import nvs_get as _get
 from .chain import hexlify
 
 HEAD_TAG = "chalk-head-2"
@@ -32,7 +35,8 @@ ENROL_TAG = "chalk-enrol-1"
 _SK = "sk"  # the private key, 32 bytes big-endian
 _PK = "pk"  # its public key X || Y, 64 bytes (worked out once, then kept)
 _SINCE = "since"  # the game number in progress when the key was made, 4 bytes
-_LAST = "last"  # the newest finished game: game number (4), seq (4), link (32)
+_KID = "kid"  # its name, 16 hex digits (for the hello, without loading this module)
+_LAST = "last"  # the newest finished game: game number (4), seq (4), link (32): chain.py
 _KEEP = 4  # signatures kept for repeats of a request
 _QUEUE = 4  # signatures waiting at most
 
@@ -44,16 +48,6 @@ def key_id(pub):
     return hexlify(h.digest())[:16]
 
 
-def _get(nvs, key, size):
-    # The bytes kept under `key` in the board's NVS (at most `size`), or None.
-    buf = bytearray(size)
-    try:
-        n = nvs.get_blob(key, buf)
-    except OSError:
-        return None  # not there (or longer than asked for: not ours)
-    return bytes(buf[:n])
-
-
 def _put(nvs, key, value):
     nvs.set_blob(key, value)
     nvs.commit()  # on flash before this returns
@@ -63,19 +57,10 @@ def _int(b):
     return int.from_bytes(b, "big")
 
 
-def remembered(nvs):
-    """(game number, seq, link) of the board's newest finished game as its NVS keeps it, or
-    None (chain.ChainedJournal.remembered)."""
-    b = _get(nvs, _LAST, 40)
-    if b is None or len(b) != 40:
-        return None
-    return _int(b[0:4]), _int(b[4:8]), b[8:40]
-
-
 class Signer:
     """The board's key and its queue of signatures; run() from the main loop between scans.
-    Jobs: ["pub"] (work out the public key), ["head", game_no, seq, link] (link None: work it
-    out again from the game's records), ["enrol", challenge]."""
+    Jobs: ["key"] (make the key pair), ["pub"] (work out its public key), ["head", game_no,
+    seq, link] (link None: work it out again from the game's records), ["enrol", challenge]."""
 
     def __init__(self, app):
         self.app = app
@@ -89,12 +74,14 @@ class Signer:
         sk = _get(nvs, _SK, 32)
         self.d = _int(sk) if sk is not None and len(sk) == 32 else 0
         if not self.d:
-            self._work().make(self)  # the first boot: a key pair of its own
+            self._queue.append(["key"])  # the first boot: a key pair of its own, made by the loop
         s = _get(nvs, _SINCE, 4)
         self.since = _int(s) if s is not None and len(s) == 4 else 0
         self.pub = _get(nvs, _PK, 64)
         if self.pub is not None and len(self.pub) == 64:
             self.kid = key_id(self.pub)
+            if _get(nvs, _KID, 16) != self.kid.encode():
+                _put(nvs, _KID, self.kid.encode())  # the hello reads it from there
         else:
             self.pub = None
             self._queue.append(["pub"])
@@ -143,8 +130,10 @@ class Signer:
 
     def step(self):
         job = self._queue[0]
-        work = self._work()
+        work = None
         try:
+            work = self._work()  # (a board deployed from .py sources may lack the RAM to
+            # compile it: then said in a warning, the job dropped, tried again when asked)
             if self._gen is None:
                 self._gen = work.start(self, job)
             next(self._gen)
@@ -156,7 +145,7 @@ class Signer:
             self.app.emit("warn", {"warning": "signing (%s): %s" % (job[0], e)})
         self._gen = None
         self._queue.pop(0)
-        if value is not None:
+        if value is not None and work is not None:
             work.finished(self, job, value)
         if not self._queue:
             _drop()  # the arithmetic leaves RAM until the next signature

@@ -6,7 +6,7 @@ import hashlib
 
 from . import p256
 from .chain import hexlify
-from .sign import _KEEP, _PK, _SINCE, _SK, ENROL_TAG, HEAD_TAG, _put, key_id
+from .sign import _KEEP, _KID, _PK, _SINCE, _SK, ENROL_TAG, HEAD_TAG, _put, key_id
 
 
 def head_message(device, seq, link):
@@ -30,6 +30,7 @@ def make(signer):
     since = st["game_no"] or (games[len(games) - 1] + 1 if games else 1)
     nvs = signer.nvs
     _put(nvs, _PK, b"")  # an older public key is not this key's
+    _put(nvs, _KID, b"")
     _put(nvs, _SINCE, since.to_bytes(4, "big"))
     _put(nvs, _SK, d.to_bytes(32, "big"))
     signer.d = d
@@ -101,6 +102,11 @@ def enrol(signer, challenge):
 
 def start(signer, job):
     """The stepped computation of a job (a generator: its value is the job's result)."""
+    if job[0] == "key":
+        make(signer)
+        if signer.pub is None and ["pub"] not in signer._queue:
+            signer._queue.append(["pub"])
+        return iter(())
     if not 1 <= signer.d < p256.N:
         make(signer)  # a damaged key in NVS: a new one (to be enrolled again)
         signer._queue.append(["pub"])
@@ -148,6 +154,7 @@ def finished(signer, job, value):
         _put(signer.nvs, _PK, pk)
         signer.pub = pk
         signer.kid = key_id(pk)
+        _put(signer.nvs, _KID, signer.kid.encode())
         return
     sig = "%064x%064x" % value
     if job[0] == "enrol":
