@@ -175,4 +175,5 @@ if __name__ == "__main__":
     bench_archive.main()
     print()
     bench_serve.main()
-    print(); __import__("bench.bench_sign").bench_sign.main()  # the board's own signatures
+    print()
+    __import__("bench.bench_sign").bench_sign.main()  # the board's own signatures
