@@ -404,7 +404,7 @@ class SimBoard(Board):
         # self.baud stays 0: a pty carries what it is given; main.py --baud sets a UART's pace
 
     @property
-    def nvs(self):
+    def nvs(self):  # type: ignore[override]  # (Board's plain attribute, made on demand here)
         # Where the board keeps the signing key it makes at its first boot (scoreboard/sign.py):
         # a file of its flash standing for the ESP32's NVS partition, never sent over the link.
         # Loaded when the app first asks (at boot); it holds nothing in RAM between calls.
