@@ -35,6 +35,7 @@ class Handler:
 
     def cmd_new(self, args):
         gc.collect()  # as for act: the end, its signature's queue and the new header
+        self.app.played = self.app.clock.ticks_ms()  # the signer waits for a quiet moment
         try:
             seq = self.app.new_game(args["config"] or None, args["players"], args["game"])
         except ConfigError as e:
@@ -53,6 +54,7 @@ class Handler:
     def _submit(self, action):
         gc.collect()  # as for state: whole blocks for the action, its record and its reply
         app = self.app
+        app.played = app.clock.ticks_ms()  # the signer waits for a quiet moment
         app.game.prepare(action)  # a RuleError goes back to the host with its rule id
         if not app.submit(action):
             raise Refused(app.error or "not accepted")
@@ -233,6 +235,7 @@ def _budget(board, step):
 
 
 HEARTBEAT_MS = 1000  # a `beat` after this long without a frame (docs/serial-protocol.md)
+SIGN_QUIET_MS = 300  # the signer's work waits this long after the host's last act or new
 
 
 def _kbd_intr(c):
@@ -263,6 +266,7 @@ def _serve(board, trace, test_mode, stdin, write):
     budget = _budget(board, step)
     link = Link(out, handler, app.test_mode, budget=budget)
     app.emit = link.emit
+    app.played = clock.ticks_add(clock.ticks_ms(), -SIGN_QUIET_MS)
     app.boot()
     stdin = stdin or Stdin()
     wdt_ms = board.cfg["timings"].get("watchdog_ms", 0)
@@ -314,7 +318,10 @@ def _serve(board, trace, test_mode, stdin, write):
                 if signer is None and app.keyless:  # the first boot: a key pair of its own
                     app.keyless = False
                     signer = app.signing()
-                if signer is not None and signer.busy():  # a signature, a slice a scan
+                # A signature, a slice a scan, once the host's play commands (a scenario, a
+                # test) leave the heap a quiet moment: the signer's work needs RAM of its own.
+                if signer is not None and signer.busy() and clock.ticks_diff(
+                        now, app.played) >= SIGN_QUIET_MS:
                     signer.run(clock, max(1, step - clock.ticks_diff(clock.ticks_ms(), now) - 2))
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
