@@ -43,14 +43,15 @@ def play(link, actions, players=("Ann", "Bob")):
 
 
 def wait_signed(link, seq, timeout=30.0):
-    """Ask the board to sign its head until it has signed `seq` (it signs between scans)."""
+    """Ask the board to sign its head, and wait for its `sig` frame (it signs between scans)."""
+    res = link.request("sign")
     deadline = time.monotonic() + timeout
-    while True:
-        res = link.request("sign")
-        if not res.get("pending") and res.get("seq") == seq:
-            return res
+    while res.get("pending") or res.get("seq") != seq:
+        f = link.poll(0.2)
+        if f is not None and f.type == "sig" and f.payload.get("seq") == seq:
+            return f.payload
         assert time.monotonic() < deadline, res
-        time.sleep(0.05)
+    return res
 
 
 def write(path, lines):

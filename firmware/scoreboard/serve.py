@@ -76,6 +76,7 @@ class Handler:
         try:
             return fn(signer)
         except ValueError as e:  # not on the board, or busy signing
+            signer.unload()  # (if it has nothing to do)
             raise Refused(str(e))
 
     def cmd_journal(self, args):
@@ -319,9 +320,10 @@ def _serve(board, trace, test_mode, stdin, write):
                     app.keyless = False
                     signer = app.signing()
                 # A signature, a slice a scan, once the host's play commands (a scenario, a
-                # test) leave the heap a quiet moment: the signer's work needs RAM of its own.
-                if signer is not None and signer.busy() and clock.ticks_diff(
-                        now, app.played) >= SIGN_QUIET_MS:
+                # test) and the link (a resync's stream, replies on their way) leave the heap a
+                # quiet moment: the signer's work needs RAM of its own.
+                if signer is not None and signer.busy() and not link.busy() and \
+                        clock.ticks_diff(now, app.played) >= SIGN_QUIET_MS:
                     signer.run(clock, max(1, step - clock.ticks_diff(clock.ticks_ms(), now) - 2))
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:

@@ -16,8 +16,8 @@
 # the Signer queues the work and the main loop steps it between scans (serve.py), so a scan is
 # never held up; each signature then goes to the host in a `sig` frame, and is kept for a
 # repeat of the request. Nonces are deterministic: the same head always gets the same
-# signature, so one lost with a reboot is simply made again. The arithmetic (signwork.py,
-# p256.py) is loaded when there is work and dropped from RAM when there is none.
+# signature, so one lost with a reboot is simply made again. The signer and its arithmetic
+# (signwork.py, p256.py) are loaded when there is work and dropped from RAM when there is none.
 #
 # The board also keeps in its NVS the last record of its newest finished game ("last": game
 # number, seq, link), so that the next game's header can name it (its "prev") even after the
@@ -148,7 +148,7 @@ class Signer:
         if value is not None and work is not None:
             work.finished(self, job, value)
         if not self._queue:
-            _drop()  # the arithmetic leaves RAM until the next signature
+            self.unload()  # the signer leaves RAM until the next signature
 
     def _work(self):
         import sys
@@ -164,11 +164,21 @@ class Signer:
         return work
 
 
-def _drop():
+    def unload(self):
+        """Leave RAM while there is no work: the arithmetic, and this signer too (what it
+        signed it signs again, the same, when asked again: RFC 6979)."""
+        if self._queue or (self._enrol is not None and self._enrol[1] is not None):
+            return  # (an enrolment's reply kept until the host has asked for it)
+        _drop(("signwork", "p256", "sign"))
+        if self.app.signer is self:
+            self.app.signer = None
+
+
+def _drop(names=("signwork", "p256")):
     import sys
 
     pkg = sys.modules.get("scoreboard")
-    for name in ("signwork", "p256"):
+    for name in names:
         sys.modules.pop("scoreboard." + name, None)
         if pkg is not None and hasattr(pkg, name):
             delattr(pkg, name)

@@ -79,10 +79,7 @@ def head(signer, game_no=None):
 
 
 def _idle(signer):
-    if not signer._queue:
-        from .sign import _drop
-
-        _drop()  # answered from what was kept: nothing to work on
+    signer.unload()  # answered from what was kept: nothing to work on
 
 
 def enrol(signer, challenge):
@@ -96,8 +93,11 @@ def enrol(signer, challenge):
                 break
         signer._add(["enrol", challenge])
         e = signer._enrol = [challenge, None]
+    reply = e[1] or {"device": signer.device, "pending": True}
+    if e[1] is not None:
+        signer._enrol = None  # given: asked again, it is signed again (the same)
     _idle(signer)
-    return e[1] or {"device": signer.device, "pending": True}
+    return reply
 
 
 def start(signer, job):
