@@ -14,9 +14,9 @@
 #
 # A signature is a few hundred steps of big-number arithmetic (about 1 ms each on an ESP32):
 # the Signer queues the work and the main loop steps it between scans (serve.py), so a scan is
-# never held up; each signature then goes to the host in a `sig` frame, and is kept for a
-# repeat of the request. Nonces are deterministic: the same head always gets the same
-# signature, so one lost with a reboot is simply made again. The signer and its arithmetic
+# never held up (and only in quiet moments: serve.py); each signature then goes to the host in
+# a `sig` frame. Nonces are deterministic: the same head always gets the same signature, so one
+# lost (with a reboot, or with the signer leaving RAM) is simply made again. The signer and its arithmetic
 # (signwork.py, p256.py) are loaded when there is work and dropped from RAM when there is none.
 #
 # The board also keeps in its NVS the last record of its newest finished game ("last": game
