@@ -102,6 +102,7 @@ class App:
         self.recorder = None  # a record.Recorder while the host records line changes
         self.signer = None  # sign.Signer: the board's own key, loaded when first needed
         self.keyless = False  # the board has no key yet: the main loop has one made
+        self.played = 0  # ticks of the host's last act or new (serve.py: the signer waits)
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
         self.dirty = True
