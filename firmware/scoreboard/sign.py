@@ -16,8 +16,9 @@
 # the Signer queues the work and the main loop steps it between scans (serve.py), so a scan is
 # never held up (and only in quiet moments: serve.py); each signature then goes to the host in
 # a `sig` frame. Nonces are deterministic: the same head always gets the same signature, so one
-# lost (with a reboot, or with the signer leaving RAM) is simply made again. The signer and its arithmetic
-# (signwork.py, p256.py) are loaded when there is work and dropped from RAM when there is none.
+# lost (with a reboot, or with the signer leaving RAM) is simply made again. The signer and
+# its arithmetic (signwork.py, p256.py) are loaded when there is work and dropped from RAM when
+# there is none.
 #
 # The board also keeps in its NVS the last record of its newest finished game ("last": game
 # number, seq, link), so that the next game's header can name it (its "prev") even after the
