@@ -181,3 +181,4 @@ if __name__ == "__main__":
     bench_serve.main()
     print()
     __import__("bench.bench_league").bench_league.main()  # a league over MQTT
+    __import__("bench.bench_sign").bench_sign.main()  # the board's own signatures

@@ -36,7 +36,7 @@ def empty_board(tmp_path):
 
 def expected_files():
     mods = [rel.with_suffix(".mpy").as_posix() for rel in build.sources()]
-    return ["lib/" + m for m in mods] + ["board.json", "board.key", "main.py"]
+    return ["lib/" + m for m in mods] + ["board.json", "main.py"]
 
 
 def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
@@ -59,16 +59,19 @@ def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
     assert (sim.flash / "board.json").read_bytes() == (
         ROOT / "firmware" / "boards" / "five-pins.json").read_bytes()
     assert sim.boots == 2  # the reset: the micropython process ended and booted again
-    # The board got a signing key, kept in the key store under its device id (never read back
-    # from the board: the store is the only other copy).
-    from chalk import chainhost
-    from chalk.keys import KeyStore
+    # The board made its own key pair at its first boot (in its NVS, not on the filesystem the
+    # deploy wrote); its public half was enrolled in the key store, the board signing a fresh
+    # challenge. The private half is nowhere else.
+    from chalk.keys import KeyStore, default_path
     from scoreboard import sign
 
-    key = chainhost.unhex((sim.flash / "board.key").read_text().strip())
+    pub = (sim.flash / "nvs" / "pk").read_bytes()
     device = (sim.flash / "device_id").read_text().strip()
-    assert KeyStore().find(sign.key_id(key))["device"] == device
-    assert "signing key %s kept for %s" % (sign.key_id(key), device) in out
+    entry = KeyStore().board_key(device)
+    assert entry["kid"] == sign.key_id(pub) and entry["pub"] == pub.hex()
+    assert "board %s: key %s kept in" % (device, entry["kid"]) in out
+    assert "enrolled over USB on %s" % sim.port in out
+    assert (sim.flash / "nvs" / "sk").read_bytes().hex() not in default_path().read_text()
     # ... and it plays: a shared scenario passes over the link.
     code, out, err = chalk(capsys, "test", SCENARIO, "--port", sim.port)
     assert code == 0, out + err
@@ -80,17 +83,33 @@ def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
         game_no = board.request("state")["game_no"]
     stale = sim.flash / "lib" / "scoreboard" / "gone.py"
     stale.write_text("raise ImportError('stale')\n")
+    old_key = sim.flash / "board.key"  # the host-made key older firmware signed with
+    old_key.write_text("00" * 32 + "\n")
     code, out, err = chalk(capsys, "deploy", "--port", sim.port, "--arch", "none")
     assert code == 0, out + err
-    # All but board.json (not sent this time) and board.key (a new key each deploy).
-    assert out.count("(unchanged)") == len(files) - 2
-    assert not stale.exists()
+    # All but board.json (not sent this time).
+    assert out.count("(unchanged)") == len(files) - 1
+    assert not stale.exists() and not old_key.exists()
+    assert "key %s is already kept" % entry["kid"] in out  # the same key: made once
     with link.connect(sim.port) as board:
         assert board.request("state")["game_no"] == game_no
 
 
-def test_source_deploy_replaces_the_bytecode(empty_board, capsys):
-    sim = empty_board
+@pytest.fixture
+def roomy_board(tmp_path):
+    # Compiling every module from .py source on the board (the compiler's parse trees, and a
+    # qstr pool that doubles as it fills) needs more heap than running the .mpy bytecode
+    # `chalk deploy` copies by default: at the ESP32-sized heap the compile is a lottery of
+    # where the pool's next block lands (docs/deploy.md).
+    sim = Sim("five-pins", flash=tmp_path / "flash", test_mode=True, install_firmware=False,
+              heap="256k")
+    sim.start()
+    yield sim
+    sim.stop()
+
+
+def test_source_deploy_replaces_the_bytecode(roomy_board, capsys):
+    sim = roomy_board
     code, out, err = chalk(capsys, "deploy", "--port", sim.port, "--source",
                            "--board", ROOT / "firmware" / "boards" / "five-pins.json")
     assert code == 0, out + err
@@ -170,8 +189,8 @@ def test_the_mpremote_command_line():
 def test_staging_compiles_for_the_esp32_by_default(tmp_path):
     files = deploy.stage(tmp_path, ROOT / "firmware" / "boards" / "five-pins.json")
     remote = [r for _, r in files]
-    # The signing key is not staged: deploy() makes a new one per deploy.
-    assert remote == [f for f in expected_files() if f != "board.key"]
+    # No signing key is staged: the board makes its own.
+    assert remote == expected_files()
     app = tmp_path / "lib" / "scoreboard" / "app.mpy"
     assert app.read_bytes()[:1] == b"M"  # an .mpy file
 
@@ -192,8 +211,8 @@ def test_an_app_that_does_not_start_is_reported(empty_board, capsys):
 
 def test_deploy_into_the_romfs_partition_of_a_board_that_has_one(tmp_path, capsys):
     """A board whose MicroPython has a ROMFS partition (simulated: chalk/simrom.py) gets the
-    package as one ROMFS image, imported from /rom/lib in place; board.json, the board's
-    signing key and main.py go to the filesystem. Without a partition, or with --romfs no, the
+    package as one ROMFS image, imported from /rom/lib in place; board.json and main.py go to
+    the filesystem (the board's key is in its NVS). Without a partition, or with --romfs no, the
     .mpy files go to /lib."""
     sim = Sim("five-pins", flash=tmp_path / "flash", test_mode=True, install_firmware=False,
               romfs=256 * 1024, heap="320k")
@@ -205,14 +224,14 @@ def test_deploy_into_the_romfs_partition_of_a_board_that_has_one(tmp_path, capsy
         lines = out.splitlines()
         n = len(build.sources())
         assert lines[0] == ("deploying %d modules (portable bytecode) into the board's ROMFS "
-                            "partition, run in place from flash; 3 files to the filesystem, on %s"
+                            "partition, run in place from flash; 2 files to the filesystem, on %s"
                             % (n, sim.port))
         assert "ROMFS image written" in lines
         assert lines[-1].startswith("the board answers: Chalk firmware 0.1.0, board five-pins")
         assert (sim.flash / "romfs.img").read_bytes()[:3] == b"\xd2\xcd\x31"
         assert not (sim.flash / "lib" / "scoreboard").exists()  # nothing of it on the filesystem
         assert (sim.flash / "main.py").is_file() and (sim.flash / "board.json").is_file()
-        assert len(bytes.fromhex((sim.flash / "board.key").read_text())) == 32  # not in ROMFS
+        assert len((sim.flash / "nvs" / "sk").read_bytes()) == 32  # its own key, in its NVS
         # the app runs from ROMFS: its modules come from /rom/lib
         with link.connect(sim.port) as board:
             assert board.request("state")["game"] == "five-pins"
@@ -226,7 +245,7 @@ def test_deploy_into_the_romfs_partition_of_a_board_that_has_one(tmp_path, capsy
                                "--romfs", "no")
         assert code == 0, out + err
         assert out.splitlines()[0] == ("deploying %d files (portable bytecode) to the filesystem "
-                                       "of %s" % (n + 2, sim.port))  # + board.key and main.py
+                                       "of %s" % (n + 1, sim.port))  # + main.py
         assert (sim.flash / "lib" / "scoreboard" / "app.mpy").is_file()
     finally:
         sim.stop()

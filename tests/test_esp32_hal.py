@@ -53,6 +53,9 @@ def expected(out):
     assert five["oled"]["bytes"] == 8 * 129 and five["oled"]["lit"] > 50
     assert five["oled_errors"] == 2  # a whole frame and a page, both on a failing bus
     assert five["wdt"][0] == 8000 and five["wdt"][1] > 8000 and five["wdt"][2] == 3
+    # NVS blobs back as written and committed; 32 random bytes drawn with the radio turned on
+    # and off again; a radio already on stays on; no network module: drawn all the same.
+    assert five["nvs"] == [[1, 2], 1, 32, 1, 1, True, 1, 4]
     assert out["dark"]["null"] and out["dark"]["problem"].startswith(
         "display: no SSD1306 answers at I2C address 0x3C")
     assert spi["spi"] == [2, 1000000, 0, 0, 8, 0, 26, 23, 34] and spi["pegs"] == [0b101, 1 << 26]

@@ -555,6 +555,9 @@ def fake_machine(monkeypatch):
         mod.Pin, mod.I2C, mod.SPI = fake.Pin, fake.I2C, fake.SPI
         mod.unique_id = lambda: b"\x24\x0a\xc4\x01\x02\x03"  # the chip's MAC, as bytes
         monkeypatch.setitem(sys.modules, "machine", mod)
+        nvs = types.ModuleType("esp32")
+        nvs.NVS = lambda namespace: {}  # hal.esp32 only hands it to the signer
+        monkeypatch.setitem(sys.modules, "esp32", nvs)
         sys.modules.pop("scoreboard.hal.esp32", None)
         import scoreboard.hal.esp32 as esp32
         return fake, esp32

@@ -229,6 +229,9 @@ def test_esp32_hal_reads_pocket_beams_and_adc1_colour(monkeypatch, tmp_path):
     mod.Pin, mod.I2C, mod.ADC = fake.Pin, fake.I2C, ADC
     mod.unique_id = lambda: b"\x24\x0a\xc4\x01\x02\x03"
     monkeypatch.setitem(sys.modules, "machine", mod)
+    nvs = types.ModuleType("esp32")  # the signing key's NVS: only handed to the signer
+    nvs.NVS = lambda namespace: {}
+    monkeypatch.setitem(sys.modules, "esp32", nvs)
     sys.modules.pop("scoreboard.hal.esp32", None)
     try:
         import scoreboard.hal.esp32 as esp32

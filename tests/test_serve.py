@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from chalk import serve, views, web
+from chalk import serve, verify, views, web
 from chalk.archive import Archive
 from chalk.sim import Sim
 from tests.browser import Served
@@ -119,7 +119,9 @@ def test_serve_archives_every_table_exactly_as_chalk_archive(tmp_path):
             assert r.returncode == 0, r.stderr
             assert "archived 0 new records" in r.stdout
         r = chalk(served, "verify", "--all", "--db", db)
-        assert r.returncode == 0, r.stdout + r.stderr
+        # Both tables' games under way: signed by their boards up to seq N, not finished.
+        assert r.returncode == verify.EXIT_IN_PROGRESS, r.stdout + r.stderr
+        assert "BROKEN" not in r.stdout and r.stdout.count("IN PROGRESS") == 2
     with Archive(db) as a:
         games = a.games()
         played = [g for g in games if g["actions"]]

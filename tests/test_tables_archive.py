@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from chalk.archive import Archive, board_records, sign_records
+from chalk.chainhost import SoftKey
 from chalk.keys import KeyStore
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "match-log.md").read_text()
@@ -44,12 +45,13 @@ def db(tmp_path):
             recs, states = board_records(dict(head, game_no=1, device=device),
                                          [(0, x["t"], x) for x in actions], seq=seq)
             # Signed as the board would, with a key in the (throw-away) key store.
-            key = bytes([0x70 + i]) * 32
+            key = SoftKey("%064x" % (0x70 + i))  # the board's own key pair
             signed = sign_records(recs, key, device)
             a.ingest(b, recs, states, resync=True)
             a.set_head(b, signed)
             keys = KeyStore()
-            if keys.add(key, device):
+            if keys.board_key(device) is None:
+                keys.add_board(device, key.pub, 1, "enrolled over USB (test)")
                 keys.save()
     return path
 
@@ -114,7 +116,7 @@ def test_text_sheets(db):
 def test_verify_passes_then_catches_an_edit(db):
     r = chalk("verify", "--db", db)
     assert r.returncode == 0, r.stderr
-    assert len(r.stdout.splitlines()) == 2 and r.stdout.count(": ok") == 2
+    assert r.stdout.count("FINISHED: signed at its end") == 2, r.stdout
     con = sqlite3.connect(str(db))
     with con:
         # Bob's M3 on seven-pins: an edit to K (50, not 30) keeps it legal, so only the states

@@ -1,6 +1,8 @@
 """Tamper evidence: every edit of an archive (filled live or by resync) and of an exported match
-log is detected by `chalk verify`, which names the first record that does not hold; missing
-signatures and unknown keys come out with their own exit codes (docs/cli.md)."""
+log is detected by `chalk verify`, which names the first record that does not hold; a stripped
+signature is broken, an unknown key and a game in progress have their own exit codes
+(docs/league.md). The board is stood in for by a P-256 key on the host (chainhost.SoftKey),
+and by a simulated board that made its own."""
 
 import json
 import sqlite3
@@ -12,12 +14,13 @@ import pytest
 
 from chalk import verify
 from chalk.archive import Archive, board_records, sign_records
+from chalk.chainhost import SoftKey, legacy_key_id
 from chalk.keys import KeyStore
 from chalk.randomgame import random_match
-from scoreboard import sign
 from tests.mpy import micropython_path
 
-KEY = bytes(range(7, 39))
+KEY = SoftKey("%064x" % 0x7C0FFEE)  # the board's key pair, as a board would hold it
+LEGACY = bytes(range(7, 39))  # a host-made key of older firmware
 DEVICE = "esp32-00aa11bb22cc"
 CONFIG = {"target": 20, "sets": 1, "pin_foul_penalty": 0}
 
@@ -27,7 +30,7 @@ def chalk(*args, env=None):
                           capture_output=True, text=True, timeout=60, env=env)
 
 
-def games():
+def games(key=KEY):
     """A finished five-pins match (12+ actions, an undo among them) and a second one under
     way, as a board journals them: one seq across both."""
     head, actions = random_match("five-pins", seed=3, config=CONFIG, undo_rate=0.1)
@@ -35,18 +38,18 @@ def games():
     h1 = dict(head, players=["Ann", "Bob"], device=DEVICE, game_no=1, board="five-pins")
     recs1, states1 = board_records(h1, actions, seq=1)
     assert recs1[-1]["type"] == "E"
-    sign_records(recs1, KEY, DEVICE)
+    end_signed = sign_records(recs1, key, DEVICE)
     head2, actions2 = random_match("five-pins", seed=4, config=CONFIG, max_actions=6)
     h2 = dict(head2, players=["Cy", "Di"], device=DEVICE, game_no=2, board="five-pins")
     recs2, states2 = board_records(h2, actions2, seq=recs1[-1]["seq"] + 1)
-    signed2 = sign_records(recs2, KEY, DEVICE)
-    return recs1 + recs2, states1 + states2, signed2
+    signed2 = sign_records(recs2, key, DEVICE)
+    return recs1 + recs2, states1 + states2, [end_signed, signed2]
 
 
-def fill(path, live):
+def fill(path, live, key=KEY):
     """An archive of the two games: `live` as the follow loop stores live frames (one record at
     a time, every state), else as a resync stores them (one batch, no states but the last)."""
-    recs, states, signed = games()
+    recs, states, signed = games(key)
     with Archive(path, create=True) as a:
         b = a.board({"device": DEVICE, "board": "five-pins", "game": "five-pins"})
         if live:
@@ -57,16 +60,25 @@ def fill(path, live):
         else:
             a.ingest(b, recs, resync=True)
             a.add_states(b, [states[-1]])
-        assert a.set_head(b, signed)
+        for head in signed:  # the end's `sig` frame, and the head asked for
+            assert a.set_head(b, head) or isinstance(key, bytes)
     return path
 
 
 @pytest.fixture
 def keys(tmp_path):
     store = KeyStore(tmp_path / "keys.json")
-    store.add(KEY, DEVICE)
+    store.add_board(DEVICE, KEY.pub, 1, "enrolled over USB (test)")
     store.save()
     return tmp_path / "keys.json"
+
+
+@pytest.fixture
+def legacy_keys(tmp_path):
+    store = KeyStore(tmp_path / "legacy.json")
+    store.add_legacy(LEGACY.hex(), DEVICE, "kept by chalk deploy (test)")
+    store.save()
+    return tmp_path / "legacy.json"
 
 
 @pytest.fixture(params=["live", "resync"])
@@ -272,9 +284,10 @@ def test_an_untouched_archive_verifies(archive, keys):
     for r in results:
         assert r.problems == [] and r.differences == [], verify.report(results)
         assert r.signer is not None
+    assert [r.verdict.grade for r in results] == ["finished", "in_progress"]
     r = chalk("verify", "--db", archive, "--keys", keys)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "chain signed (key " in r.stdout
+    assert r.returncode == verify.EXIT_IN_PROGRESS, r.stdout + r.stderr
+    assert "FINISHED: signed at its end" in r.stdout and "IN PROGRESS" in r.stdout
 
 
 @pytest.mark.parametrize("name", sorted(ARCHIVE_EDITS))
@@ -309,8 +322,10 @@ def test_missing_signature_and_unknown_key_have_their_own_exit_codes(tmp_path, k
     assert "unknown key" in r.stdout and "chalk keys import" in r.stderr
     sql(db, "DELETE FROM heads WHERE game_id = 2")
     r = chalk("verify", "2", "--db", db, "--keys", keys)
-    assert r.returncode == verify.EXIT_UNSIGNED, r.stdout + r.stderr
-    assert "no signed chain head" in r.stdout
+    assert r.returncode == verify.EXIT_BROKEN, r.stdout + r.stderr  # the board is known
+    assert "stripped" in r.stdout
+    r = chalk("verify", "2", "--db", db, "--keys", empty)
+    assert r.returncode == verify.EXIT_UNSIGNED, r.stdout + r.stderr  # it is not
     # A record changed as well: that is worse, and wins.
     _changed_players(db)
     r = chalk("verify", "--db", db, "--keys", keys)
@@ -441,10 +456,10 @@ def exported(tmp_path_factory):
 
 
 def test_an_exported_log_verifies_on_its_own_and_reads_as_v1(exported, keys, tmp_path):
-    for path in exported:
+    for path, code in zip(exported, (0, verify.EXIT_IN_PROGRESS)):
         r = chalk("verify", path, "--keys", keys)
-        assert r.returncode == 0, r.stdout + r.stderr
-        assert "chain signed (key" in r.stdout
+        assert r.returncode == code, r.stdout + r.stderr
+        assert "signed at its end" in r.stdout or "signed up to seq" in r.stdout
         r = chalk("replay", path)  # an old-style reader: the chain keys are ignored
         assert r.returncode == 0, r.stderr
     head = json.loads(log_lines(exported[0])[0])
@@ -469,8 +484,7 @@ def test_a_log_names_the_line_that_does_not_hold(exported, keys, tmp_path):
     i = _first_shot(lines)
     _log_changed_field(lines)
     write(path, lines)
-    summary, problems, _ = verify.verify_log(path, KeyStore(keys))
-    first = problems[0]
+    first = verify.verify_log(path, KeyStore(keys)).problems[0]
     assert first.kind == "link" and first.where.startswith("line %d (seq " % (i + 1))
 
 
@@ -480,13 +494,14 @@ def test_log_without_signature_or_key(exported, keys, tmp_path):
     _header(lambda h: h.pop("chain"))(lines)
     write(path, lines)
     r = chalk("verify", path, "--keys", keys)
-    assert r.returncode == verify.EXIT_UNSIGNED and "no \"chain\"" in r.stdout
+    assert r.returncode == verify.EXIT_BROKEN and "no \"chain\"" in r.stdout  # stripped
+    r = chalk("verify", path, "--keys", tmp_path / "no-keys.json")
+    assert r.returncode == verify.EXIT_UNSIGNED, r.stdout  # a board nobody knows: unsigned
     lines = log_lines(exported[0])
     _header(lambda h: h["chain"].pop("signed"))(lines)
-    _header(lambda h: [h["chain"]["end"]["end"].pop(k) for k in ("sig", "kid")])(lines)
     write(path, lines)
     r = chalk("verify", path, "--keys", keys)
-    assert r.returncode == verify.EXIT_UNSIGNED, r.stdout
+    assert r.returncode == verify.EXIT_BROKEN and "stripped" in r.stdout, r.stdout
     r = chalk("verify", exported[0], "--keys", tmp_path / "no-keys.json")
     assert r.returncode == verify.EXIT_UNKNOWN_KEY and "unknown key" in r.stdout
     bad = tmp_path / "bad.jsonl"
@@ -494,7 +509,7 @@ def test_log_without_signature_or_key(exported, keys, tmp_path):
     r = chalk("verify", bad, "--keys", keys)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     r = chalk("verify", tmp_path / "missing.jsonl", "--keys", keys)
-    assert r.returncode == 2 and "no match log" in r.stderr
+    assert r.returncode == 2 and "no match log" in r.stdout and "unreadable" in r.stderr
 
 
 # -- a real (simulated) board, signing with its own key -----------------------------------------
@@ -542,8 +557,9 @@ def test_a_board_archive_live_and_by_resync_detects_every_edit(tmp_path, monkeyp
         sim.stop()
     for db in (live_db, resync_db):
         r = chalk("verify", "--db", db, "--keys", keys)
-        assert r.returncode == 0, r.stdout + r.stderr
-        assert r.stdout.count("chain signed (key ") == 2, r.stdout
+        assert r.returncode == verify.EXIT_IN_PROGRESS, r.stdout + r.stderr
+        assert r.stdout.count("FINISHED: signed at its end") == 1, r.stdout  # the won match
+        assert r.stdout.count("IN PROGRESS: signed up to seq") == 1, r.stdout
     out = export(live_db, tmp_path, 1)
     r = chalk("verify", out, "--keys", keys)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -566,21 +582,23 @@ def test_a_board_archive_live_and_by_resync_detects_every_edit(tmp_path, monkeyp
                 name, db.name, "\n".join(verify.report(results)))
 
 
-def test_a_v1_archive_is_upgraded_with_its_links(tmp_path, keys):
-    db = fill(tmp_path / "old.db", live=True)
+def test_a_v1_archive_is_upgraded_with_its_links(tmp_path, legacy_keys):
+    db = fill(tmp_path / "old.db", live=True, key=LEGACY)  # older firmware: a host-made key
     # What a chalk before chains left: no links, no heads, schema version 1.
     sql(db, "DROP TABLE links", "DROP TABLE heads", "PRAGMA user_version = 1")
     # Read (read-only): the chain tables are made for that connection, the file is untouched.
     with Archive(db) as a:
-        results = verify.verify(a, None, KeyStore(keys))
+        results = verify.verify(a, None, KeyStore(legacy_keys))
     assert rows(db, "PRAGMA user_version") == [(1,)]
     # Opened to write (as `chalk archive` does): upgraded for good.
     with Archive(db, readonly=False) as a:
         assert a.db.execute("PRAGMA user_version").fetchone()[0] == 2
-        assert verify.verify(a, None, KeyStore(keys))[0].signer == results[0].signer
+        assert verify.verify(a, None, KeyStore(legacy_keys))[0].signer == results[0].signer
     # Every record chained and holding; the end record carried its signature all along, the
     # game under way was signed only by `sign` replies, which a v1 archive did not keep.
-    assert [r.signer for r in results] == [sign.key_id(KEY), None]
+    assert [r.signer for r in results] == [legacy_key_id(LEGACY), None]
+    assert [r.verdict.grade for r in results] == ["legacy", "unsigned"]
     assert all(p.kind != "link" for r in results for p in r.problems)
-    r = chalk("verify", "--db", db, "--keys", keys)
+    r = chalk("verify", "--db", db, "--keys", legacy_keys)
     assert r.returncode == verify.EXIT_UNSIGNED, r.stdout + r.stderr
+    assert "LEGACY: signed by legacy key" in r.stdout

@@ -14,8 +14,8 @@ import pytest
 
 from chalk import verify
 from chalk.archive import Archive, board_records, sign_records
+from chalk.chainhost import SoftKey
 from chalk.keys import KeyStore
-from scoreboard import sign
 from tests.mpy import micropython_path
 
 live = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")
@@ -23,7 +23,7 @@ live = pytest.mark.skipif(micropython_path() is None, reason="micropython not in
 HEAD = {"chalk": 1, "game": "five-pins", "config": {"target": 20, "sets": 1,
                                                      "pin_foul_penalty": 0},
         "players": ["Ann", "Bob"], "game_no": 1, "device": "esp32-0011223344"}
-KEY = bytes(range(40, 72))
+KEY = SoftKey("%064x" % 0x40C0FFEE)  # the board's key pair, as a board holds it
 ACTIONS = [
     {"a": "break", "player": 0},
     {"a": "shot", "player": 0, "pins": "12", "carom": 0, "fouls": []},
@@ -51,7 +51,8 @@ def db(tmp_path):
         a.ingest(b, recs, states, resync=True)
         a.set_head(b, signed)
     keys = KeyStore()  # $CHALK_KEYS: a throw-away store for the tests (conftest)
-    if keys.add(KEY, HEAD["device"]):
+    if keys.board_key(HEAD["device"]) is None:
+        keys.add_board(HEAD["device"], KEY.pub, 1, "enrolled over USB (test)")
         keys.save()
     return path
 
@@ -64,11 +65,13 @@ def edit(path, sql, *args):
 
 
 def test_clean_archive_passes(db):
+    # The game is under way (no winner yet): signed up to its last record, not finished.
     r = chalk("verify", "--db", db)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == [
-        "game 1 (five-pins #1 on esp32-0011223344): 8 actions, 9 reported states compared, "
-        "chain signed (key %s): ok" % sign.key_id(KEY)]
+    assert r.returncode == verify.EXIT_IN_PROGRESS, r.stderr
+    assert r.stdout.splitlines()[0] == (
+        "game 1 (five-pins #1 on esp32-0011223344): 8 actions, 9 reported states compared: "
+        "IN PROGRESS: signed up to seq 9 by board key %s, not finished" % KEY.kid)
+    assert "in progress (not signed at its end)" in r.stderr
     with Archive(db) as a:
         (res,) = verify.verify(a, None, KeyStore())
         assert res.compared == 9 and res.differences == [] and res.problems == []
@@ -84,18 +87,18 @@ def test_tampered_action_is_caught(db):
     out = r.stdout.splitlines()
     # The chain names the record (its link no longer holds, and so the signed head is not
     # reached); the replay shows every state after it differs from what the board reported.
-    assert out[0].endswith("chain does not hold: 7 differences")
+    assert out[0].endswith(": BROKEN")
     assert out[1].startswith("  game 1 seq 5: link: the chain link does not hold")
     assert out[2].startswith("  game 1 seq 9: link: the chain recomputed from the records")
-    states = out[3:]
+    assert out[-1].startswith("note: the archive's own times")
+    states = out[3:-1]
     assert states[0].startswith('  game 1 seq 5: expected {"ball_in_hand":false,"breaker":0,'
                                 '"next":1,"scores":[17,0]')
     assert '"scores":[18,0]' in states[0].split("reported")[1]
     assert [line.split(":")[0] for line in states] == [
         "  game 1 seq 5", "  game 1 seq 6", "  game 1 seq 7", "  game 1 seq 8", "  game 1 seq 9"]
     err = r.stderr.splitlines()
-    assert err[0] == ("chalk: 7 differences between the archive and its chain, signatures or "
-                      "rules in 1 game")
+    assert err[0] == "chalk: 1 game of 1 broken"
     assert err[1].startswith("chalk: hint: ")
 
 
@@ -204,9 +207,8 @@ def test_live_verify_a_board_archive(tmp_path):
     finally:
         sim.stop()
     r = chalk("verify", "--db", db)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "12 actions, 13 reported states compared, chain signed (key " in r.stdout
-    assert r.stdout.strip().endswith(": ok")
+    assert r.returncode == verify.EXIT_IN_PROGRESS, r.stdout + r.stderr
+    assert "12 actions, 13 reported states compared: IN PROGRESS: signed up to seq 13" in r.stdout
     edit(db, "UPDATE actions SET line = replace(line, '\"carom\":3', '\"carom\":4') "
              "WHERE seq = 3")
     r = chalk("verify", "--db", db)

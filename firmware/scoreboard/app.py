@@ -104,6 +104,9 @@ class App:
         self.wall = None  # (epoch ms, ticks) once the host set the clock
         self.service = False
         self.recorder = None  # a record.Recorder while the host records line changes
+        self.signer = None  # sign.Signer: the board's own key, loaded when first needed
+        self.keyless = False  # the board has no key yet: the main loop has one made
+        self.played = 0  # ticks of the host's last act or new (serve.py: the signer waits)
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
         self.dirty = True
@@ -119,6 +122,9 @@ class App:
             self.service = True
         self.game = None
         self._resumable = True  # False: the journal's game cannot be played on here
+        from . import boardkey  # the board's own key: the chain of games, made at first boot
+
+        boardkey.boot(self)
         try:
             res = self.journal.boot(self._resume_action)
         except Exception as e:
@@ -126,6 +132,7 @@ class App:
             # written by older firmware) never keeps the board from booting: its game in
             # progress is left on flash as it is, unfinished, and play goes on in a new one.
             res = self._unreadable(e)
+        boardkey.booted(self)
         for e in res.errors:
             self.problems.append("journal %s line %s: %s" % (e["file"], e["line"], e["error"]))
         if res.header is not None and self.game is None and self._resumable:
@@ -248,8 +255,9 @@ class App:
                 end = {"winner": outcome["winner"] if outcome else None}
                 if abandoned:
                     end["abandoned"] = True
-                self._sign_end(end)
-                self.emit("rec", {"seq": self.journal.end_game(end), "type": "E", "end": end})
+                from .boardkey import end_game
+
+                end_game(self, end)  # journaled, sent, and signed between scans
             no, seq = self.journal.new_game(header)
         except (OSError, JournalError) as e:
             # Flash full or failing: say so; a board with no game yet still shows one, which
@@ -273,15 +281,11 @@ class App:
         self.emit("state", {"seq": seq, "state": self.game.state()})
         return seq
 
-    def _sign_end(self, end):
-        from .sign import sign_end  # loaded when first needed: see sign.py
+    def signing(self):
+        """The board's signer, loaded when first needed (boardkey.py)."""
+        from .boardkey import signer
 
-        sign_end(self, end)
-
-    def signed_head(self):
-        from .sign import signed_head
-
-        return signed_head(self)
+        return signer(self)
 
     # -- actions -----------------------------------------------------------------------------
     def t_now(self):
@@ -516,6 +520,11 @@ class App:
                "device": self.board.device_id,
                "test_mode": self.test_mode, "last_seq": st["last_seq"],
                "game_no": st["game_no"]}
+        from .boardkey import kid
+
+        kid = kid(self)
+        if kid is not None:
+            out["kid"] = kid  # the name of the board's own key (chalk keys enrol)
         if self.keys is not None:
             from .referee.keyentry import GAMES
 

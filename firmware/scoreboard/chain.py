@@ -5,11 +5,14 @@
 #     link_0 = SHA-256(32 zero bytes || canon(header record))
 #     link_n = SHA-256(link_{n-1} || canon(record n))        every action, undo included, and
 #                                                             the end record
-#     sig    = HMAC-SHA256(board key, "chalk-head-1 " || device || " " || seq || " " || link)
+#     sig    = ECDSA-P256-SHA256(board key, "chalk-head-2 " || device || " " || seq || " " || link)
+#              (scoreboard/sign.py; older firmware: HMAC-SHA256 under a key from the host,
+#              "chalk-head-1", which chalk still checks as legacy)
 #
 # A record is what the link sends as a `rec` payload: an action is its dict with "seq" and "t";
 # a header is {"seq", "type": "H", "header": {...}}; an end is {"seq", "type": "E", "end":
-# {...}}. The keys that carry the chain itself ("link", "sig", "head", "kid") are not part of it.
+# {...}}. The keys that carry the chain itself are not part of it: "link" on an action, and
+# "head", "kid", "sig" in an end payload (where firmware with host-made keys put its signature).
 #
 # canon() is this module's own JSON writer: sorted keys, no spaces, integers only (no floats:
 # their digits differ between ports), strings as raw UTF-8 with only '"', '\' and control
@@ -17,15 +20,15 @@
 # json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False) writes.
 # MicroPython dicts do not keep order and the two json modules differ in escapes, so nothing
 # here relies on either. MicroPython has hashlib.sha256 (in hardware on the
-# ESP32) but no hmac module: HMAC (RFC 2104) is written out below.
+# ESP32).
 
 import binascii
 import hashlib
 
-from .journal import _END, _W, Journal, JournalError
+from .journal import _END, _LAST, _RECS, _W, Journal, JournalError
 
 ZERO = b"\x00" * 32
-_CHAIN_KEYS = ("link", "sig", "head", "kid")  # never hashed: they are the chain
+_CHAIN_KEYS = ("link", "sig", "head", "kid")  # never hashed in an end: they are the chain
 _MAX_DEPTH = 8
 _HEX = "0123456789abcdef"
 # The escapes JSON has a short form for (as CPython's json writes them); other control
@@ -110,7 +113,9 @@ def record(seq, kind, payload):
     if kind == "A":
         rec = {}
         for k in payload:
-            if k not in _CHAIN_KEYS and k != "seq":
+            # Only the link a log line carries is left out: any other key on an action line,
+            # even one named like the chain's, is the action's and covered.
+            if k != "link" and k != "seq":
                 rec[k] = payload[k]
         rec["seq"] = seq
         return rec
@@ -123,10 +128,20 @@ def record(seq, kind, payload):
     return {"seq": seq, "type": "E", "end": end}
 
 
+class _Feed:
+    # canon()'s pieces hashed as they come: no list of them and no joined copy, so a long
+    # header or record asks the heap for no large block.
+    def __init__(self, h):
+        self.h = h
+
+    def append(self, piece):
+        self.h.update(piece.encode())
+
+
 def step(prev, rec):
     """link_n from link_{n-1} (bytes; ZERO before the header) and record n (chained form)."""
     h = hashlib.sha256(prev)
-    h.update(canon(rec))
+    _dump(rec, _Feed(h), 0)
     return h.digest()
 
 
@@ -152,11 +167,20 @@ class Chain:
 
 
 class ChainedJournal(Journal):
-    """A journal that keeps the chain of its newest game's records (docs/journal.md)."""
+    """A journal that keeps the chain of its newest game's records (docs/journal.md), and the
+    chain of games: each new game's header names its predecessor, the last record of the
+    board's previous game, as "prev": {"game_no", "seq", "link"} (null for a board's first
+    game), so a game left out of a set of logs, or given twice, shows (docs/league.md).
+
+    `remembered`: (game number, seq, link) of the newest finished game as the board's NVS
+    keeps it (sign.Signer.last), set before boot(): it carries the chain of games, and the game
+    numbers, over a journal that was erased or put back."""
 
     def __init__(self, root):
         Journal.__init__(self, root)
         self.chain = Chain()
+        self.last = None  # (game number, seq, link) of the newest finished game
+        self.remembered = None
 
     def boot(self, on_action=None):
         r = Journal.boot(self, on_action)
@@ -173,7 +197,36 @@ class ChainedJournal(Journal):
                     self.chain.add(seq, kind, payload)
             except CanonError as e:
                 raise JournalError("game %d cannot be chained: %s" % (r.game_no, e))
+        try:
+            self.last = self._newest_finished(r.game_no)
+        except CanonError:
+            self.last = None  # a finished game older firmware journaled with a fraction
+        mem = self.remembered
+        if mem is not None and (self.last is None or mem[0] > self.last[0]):
+            self.last = mem  # the journal was erased, or an older one put back
+        if self.last is not None and self.last[0] > self._max_no:
+            self._max_no = self.last[0]  # game numbers go on from the board's last game
         return r
+
+    def _newest_finished(self, open_no):
+        t = self._t
+        b = len(t) - _W
+        if open_no is not None:
+            b -= _W  # the file before the game in progress
+        if b < 0:
+            return None
+        no, last = t[b], t[b + _LAST]
+        mem = self.remembered
+        if mem is not None and mem[0] == no and mem[1] == last:
+            return mem  # what NVS keeps is this file's end: no pass over it
+        if not t[b + _RECS]:
+            return None
+        link = ZERO
+        for seq, kind, payload in self._records(no, t[b + _END]):
+            if kind == "H":
+                link = ZERO
+            link = step(link, record(seq, kind, payload))
+        return no, last, link
 
     def _link_of(self, prev, seq, kind, payload):
         # Worked out before the record is written: one the chain refuses never reaches flash.
@@ -183,6 +236,11 @@ class ChainedJournal(Journal):
             raise JournalError("the record cannot be chained (%s): not written" % e)
 
     def new_game(self, header):
+        """Start a game (Journal.new_game); `header` gets its "prev" here (the caller's dict:
+        what it sends on is what was journaled)."""
+        last = self.last
+        header["prev"] = None if last is None else {
+            "game_no": last[0], "seq": last[1], "link": hexlify(last[2])}
         payload = dict(header)
         payload["game_no"] = self._max_no + 1
         link = self._link_of(ZERO, self._seq + 1, "H", payload)
@@ -196,6 +254,9 @@ class ChainedJournal(Journal):
         seq = Journal._write(self, kind, payload)
         self.chain.link = link
         self.chain.seq = seq
+        if kind == "E":
+            t = self._t
+            self.last = (t[len(t) - _W], seq, link)
         return seq
 
     def stop_open(self):
@@ -213,6 +274,14 @@ class ChainedJournal(Journal):
         self._stopped.append(no)
         return no
 
-    def end_link(self, payload):
-        """The link the end record `payload` would make (to sign it before writing)."""
-        return step(self.chain.link, record(self.stats()["last_seq"] + 1, "E", payload))
+    def game_records(self, game_no):
+        """(seq, type, payload) of every good record of a kept game, streamed."""
+        b = self._row(game_no)
+        if b < 0:
+            return iter(())
+        return self._records(game_no, self._t[b + _END])
+
+    def game_last(self, game_no):
+        """The last good seq of a kept game, or None."""
+        b = self._row(game_no)
+        return self._t[b + _LAST] if b >= 0 and self._t[b + _RECS] else None

@@ -25,10 +25,10 @@ _SPARE = ("rec", "before", "undid", "config")  # result keys a reply may go with
 # resending after a lost reply) gets the same reply again instead of being carried out twice.
 _ONCE = ("new", "undo", "ack", "clock", "inject", "act", "service", "record")
 # What the board sends on its own. `state` is also a command (the direction tells them apart).
-EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "beat", "line", "a")
+EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "beat", "line", "a", "sig")
 # Frames only a board sends: one arriving here is an echo of our own, never answered (answering
 # would ping-pong forever on a port that echoes).
-_OWN = ("ok", "err", "rec", "warn", "event", "boot", "beat", "line", "a", "r")
+_OWN = ("ok", "err", "rec", "warn", "event", "boot", "beat", "line", "a", "r", "sig")
 
 
 _MESSAGE_MAX = 300  # an error message, clipped so its err frame always fits

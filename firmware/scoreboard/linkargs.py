@@ -204,6 +204,12 @@ def _events(v):
     return None
 
 
+def _challenge(v):
+    if type(v) is str and len(v) == 64 and not v.strip("0123456789abcdef"):
+        return None
+    return "64 lowercase hex digits (32 random bytes)"
+
+
 COMMANDS = {
     "hello": (),
     "state": (),
@@ -217,7 +223,8 @@ COMMANDS = {
     "inject": (("events", _events, True, None),),
     "act": (("action", _action, True, None),),
     "service": (("on", _bool, True, None),),
-    "sign": (),
+    "sign": (("game_no", _seq, False, None),),
+    "key": (("challenge", _challenge, True, None),),
     "record": (("on", _bool, True, None),),
 }
 TEST_ONLY = ("inject", "act")

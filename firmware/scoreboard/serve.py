@@ -38,7 +38,8 @@ class Handler:
             return self.app.status(spare=False)
 
     def cmd_new(self, args):
-        gc.collect()  # whole blocks for the header, the end before it and their chain links
+        gc.collect()  # whole blocks for the end, its signature's queue, the new header, links
+        self.app.played = self.app.clock.ticks_ms()  # the signer waits for a quiet moment
         try:
             seq = self.app.new_game(args["config"] or None, args["players"], args["game"])
         except ConfigError as e:
@@ -57,13 +58,30 @@ class Handler:
     def _submit(self, action):
         gc.collect()  # as for state: whole blocks for the action, its record and its reply
         app = self.app
+        app.played = app.clock.ticks_ms()  # the signer waits for a quiet moment
         app.game.prepare(action)  # a RuleError goes back to the host with its rule id
         if not app.submit(action):
             raise Refused(app.error or "not accepted")
         return {"seq": app.journal.stats()["last_seq"], "state": app.game.state()}
 
     def cmd_sign(self, args):
-        return self.app.signed_head()
+        # The signed head of a game the board holds (default: the one in progress); signed
+        # between scans, so the first reply may be {"pending": true}, the `sig` frame later.
+        return self._signer("sign", lambda s: s.head(args.get("game_no")))
+
+    def cmd_key(self, args):
+        # Enrolment (chalk keys enrol): the public key and a signature of the host's challenge.
+        return self._signer("key", lambda s: s.enrol(args["challenge"]))
+
+    def _signer(self, cmd, fn):
+        signer = self.app.signing()
+        if signer is None:
+            raise Refused("this board keeps no signing key (no NVS)")
+        try:
+            return fn(signer)
+        except ValueError as e:  # not on the board, or busy signing
+            signer.unload()  # (if it has nothing to do)
+            raise Refused(str(e))
 
     def cmd_journal(self, args):
         gc.collect()
@@ -234,6 +252,7 @@ def _budget(board, step):
 
 
 HEARTBEAT_MS = 1000  # a `beat` after this long without a frame (docs/serial-protocol.md)
+SIGN_QUIET_MS = 300  # the signer's work waits this long after the host's last act or new
 
 
 def _kbd_intr(c):
@@ -264,6 +283,7 @@ def _serve(board, trace, test_mode, stdin, write):
     budget = _budget(board, step)
     link = Link(out, handler, app.test_mode, budget=budget)
     app.emit = link.emit
+    app.played = clock.ticks_add(clock.ticks_ms(), -SIGN_QUIET_MS)
     app.boot()
     stdin = stdin or Stdin()
     wdt_ms = board.cfg["timings"].get("watchdog_ms", 0)
@@ -313,6 +333,16 @@ def _serve(board, trace, test_mode, stdin, write):
                 spent = clock.ticks_diff(clock.ticks_ms(), now)
                 if budget is not None:
                     link.pump(max(16, budget * (step - spent) // step))
+                signer = app.signer
+                if signer is None and app.keyless:  # the first boot: a key pair of its own
+                    app.keyless = False
+                    signer = app.signing()
+                # A signature, a slice a scan, once the host's play commands (a scenario, a
+                # test) and the link (a resync's stream, replies on their way) leave the heap a
+                # quiet moment: the signer's work needs RAM of its own.
+                if signer is not None and signer.busy() and not link.busy() and \
+                        clock.ticks_diff(now, app.played) >= SIGN_QUIET_MS:
+                    signer.run(clock, max(1, step - clock.ticks_diff(clock.ticks_ms(), now) - 2))
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up

@@ -1,65 +1,185 @@
-# The board's signature of a chain head: HMAC-SHA256 (RFC 2104) under its key (docs/match-log.md).
-# MicroPython has hashlib.sha256 (in hardware on the ESP32) but no hmac module: written out here.
-# Apart from the chain (scoreboard.chain): the board loads it only when it signs (a game's end,
-# the host's `sign`), so a board that is not being archived keeps that RAM.
+# The board's own signing key and what it signs (docs/league.md, docs/match-log.md).
+#
+# At its first boot the board makes an ECDSA P-256 key pair (scoreboard/p256.py): the private
+# key from its hardware random number generator (board.random), kept in board.nvs (the ESP32's
+# NVS partition), never sent over the link; only the public key, its name (kid) and the device
+# id are. It signs, with SHA-256 and RFC 6979 nonces:
+#
+#   a chain head    "chalk-head-2 <device> <seq> " || link_seq (32 bytes)
+#                   (at every game's end on its own, and the head of any game it holds when
+#                   the host asks: `sign`)
+#   an enrolment    "chalk-enrol-1 <device> <public key hex> <since> <challenge hex>"
+#                   (`key`: a fresh challenge from the host, so a key enters a key store only
+#                   from the board that holds it; `since`: the first game signed with it)
+#
+# A signature is a few hundred steps of big-number arithmetic (about 1 ms each on an ESP32):
+# the Signer queues the work and the main loop steps it between scans (serve.py), so a scan is
+# never held up (and only in quiet moments: serve.py); each signature then goes to the host in
+# a `sig` frame. Nonces are deterministic: the same head always gets the same signature, so one
+# lost (with a reboot, or with the signer leaving RAM) is simply made again. The signer and
+# its arithmetic (signwork.py, p256.py) are loaded when there is work and dropped from RAM when
+# there is none.
+#
+# The board also keeps in its NVS the last record of its newest finished game ("last": game
+# number, seq, link), so that the next game's header can name it (its "prev") even after the
+# journal was erased: each board's games form one chain (scoreboard/chain.py). The app loads
+# this module when it first needs it (App.signing): at the first boot, the first game's end,
+# the first `sign` or `key`.
 
 import hashlib
 
+from .boardkey import nvs_get as _get
 from .chain import hexlify
 
-_BLOCK = 64  # SHA-256 block size
+HEAD_TAG = "chalk-head-2"
+ENROL_TAG = "chalk-enrol-1"
+_SK = "sk"  # the private key, 32 bytes big-endian
+_PK = "pk"  # its public key X || Y, 64 bytes (worked out once, then kept)
+_SINCE = "since"  # the game number in progress when the key was made, 4 bytes
+_KID = "kid"  # its name, 16 hex digits (for the hello, without loading this module)
+_LAST = "last"  # the newest finished game: game number (4), seq (4), link (32): chain.py
+_KEEP = 4  # signatures kept for repeats of a request
+_QUEUE = 4  # signatures waiting at most
 
 
-def hmac_sha256(key, msg):
-    if len(key) > _BLOCK:
-        key = hashlib.sha256(key).digest()
-    key = key + b"\x00" * (_BLOCK - len(key))
-    inner = hashlib.sha256(bytes([b ^ 0x36 for b in key]))
-    inner.update(msg)
-    outer = hashlib.sha256(bytes([b ^ 0x5C for b in key]))
-    outer.update(inner.digest())
-    return outer.digest()
-
-
-def key_id(key):
-    """A key's public name: the first 16 hex digits of SHA-256("chalk-key " || key)."""
-    h = hashlib.sha256(b"chalk-key ")
-    h.update(key)
+def key_id(pub):
+    """A board key's public name: 16 hex digits of SHA-256("chalk-p256 " || X || Y)."""
+    h = hashlib.sha256(b"chalk-p256 ")
+    h.update(pub)
     return hexlify(h.digest())[:16]
 
 
-def head_message(device, seq, link):
-    """What the board signs: its device id, the seq of the record the chain ends at, the link."""
-    return ("chalk-head-1 %s %d " % (device, seq)).encode() + link
+def _put(nvs, key, value):
+    nvs.set_blob(key, value)
+    nvs.commit()  # on flash before this returns
 
 
-def sign(key, device, seq, link):
-    """The signature (hex) of a chain head."""
-    return hexlify(hmac_sha256(key, head_message(device, seq, link)))
+def _int(b):
+    return int.from_bytes(b, "big")
 
 
+class Signer:
+    """The board's key and its queue of signatures; run() from the main loop between scans.
+    Jobs: ["key"] (make the key pair), ["pub"] (work out its public key), ["head", game_no,
+    seq, link] (link None: work it out again from the game's records), ["enrol", challenge]."""
+
+    def __init__(self, app):
+        self.app = app
+        nvs = self.nvs = app.board.nvs
+        self.device = app.board.device_id or ""
+        self.kid = None
+        self._queue = []
+        self._gen = None  # the first job's work in progress
+        self._done = []  # recent head signatures: (game_no, seq, link, sig hex), newest last
+        self._enrol = None  # [challenge, reply or None]
+        sk = _get(nvs, _SK, 32)
+        self.d = _int(sk) if sk is not None and len(sk) == 32 else 0
+        if not self.d:
+            self._queue.append(["key"])  # the first boot: a key pair of its own, made by the loop
+        s = _get(nvs, _SINCE, 4)
+        self.since = _int(s) if s is not None and len(s) == 4 else 0
+        self.pub = _get(nvs, _PK, 64)
+        if self.pub is not None and len(self.pub) == 64:
+            self.kid = key_id(self.pub)
+            if _get(nvs, _KID, 16) != self.kid.encode():
+                _put(nvs, _KID, self.kid.encode())  # the hello reads it from there
+        else:
+            self.pub = None
+            self._queue.append(["pub"])
+
+    def ended(self, game_no, seq, link):
+        """A game ended at record seq with `link`: kept as the next game's predecessor, and its
+        end signed (the `sig` frame follows when it is ready)."""
+        _put(self.nvs, _LAST, game_no.to_bytes(4, "big") + seq.to_bytes(4, "big") + link)
+        self._add(["head", game_no, seq, link])  # (its work loaded by the next run())
+
+    # -- requests (ValueError: refused, the link answers err) --------------------------------
+    def head(self, game_no=None):
+        """The reply to `sign`: the signed head of a game the board holds (default: the one in
+        progress, else the newest). Signed already: the signature; else {"pending": true},
+        and a `sig` frame when it is ready."""
+        return self._work().head(self, game_no)
+
+    def enrol(self, challenge):
+        """The reply to `key`: the board's public key and its signature over the host's
+        challenge; {"pending": true} until it is made (ask again with the same challenge)."""
+        return self._work().enrol(self, challenge)
+
+    def _add(self, job):
+        if len(self._queue) >= _QUEUE:
+            raise ValueError("the board is busy signing; ask again in a moment")
+        self._queue.append(job)
+
+    # -- the work, between scans -------------------------------------------------------------
+    def busy(self):
+        return bool(self._queue)
+
+    def run(self, clock, budget_ms):
+        """Step the work in hand for about budget_ms (a step is a point doubling and an
+        addition: about 1 ms on an ESP32, 30 us on the unix port). True while work is left."""
+        start = clock.ticks_ms()
+        while self._queue:
+            self.step()
+            if clock.ticks_diff(clock.ticks_ms(), start) >= budget_ms:
+                break
+        return bool(self._queue)
+
+    def finish(self):
+        """Do all the work in hand now (tests, the virtual board)."""
+        while self._queue:
+            self.step()
+
+    def step(self):
+        job = self._queue[0]
+        work = None
+        try:
+            work = self._work()  # (a board deployed from .py sources may lack the RAM to
+            # compile it: then said in a warning, the job dropped, tried again when asked)
+            if self._gen is None:
+                self._gen = work.start(self, job)
+            next(self._gen)
+            return
+        except StopIteration as e:
+            value = e.value
+        except Exception as e:  # never the main loop's end: the job is dropped and said
+            value = None
+            self.app.emit("warn", {"warning": "signing (%s): %s" % (job[0], e)})
+        self._gen = None
+        self._queue.pop(0)
+        if value is not None and work is not None:
+            work.finished(self, job, value)
+        if not self._queue:
+            self.unload()  # the signer leaves RAM until the next signature
+
+    def _work(self):
+        import sys
+
+        work = sys.modules.get("scoreboard.signwork")
+        if work is None:
+            import gc
+
+            # Loaded into a collected heap: its pieces fill the holes there are, rather than
+            # stranding among garbage that a collection later frees around them.
+            gc.collect()
+            from . import signwork as work  # (with p256: loaded while there is work)
+        return work
 
 
-def signed_head(app):
-    """The chain head of the app's newest game's last record, signed with the board's key (no
-    "sig" on a board deployed without one). The key itself never leaves the board."""
-    j = app.journal
-    c = j.chain
-    out = {"device": app.board.device_id, "game_no": j.stats()["game_no"], "seq": c.seq,
-           "head": hexlify(c.link)}
-    key = getattr(app.board, "key", None)
-    if key is not None and c.seq:
-        out["kid"] = key_id(key)
-        out["sig"] = sign(key, app.board.device_id or "", c.seq, c.link)
-    return out
+    def unload(self):
+        """Leave RAM while there is no work: the arithmetic, and this signer too (what it
+        signed it signs again, the same, when asked again: RFC 6979)."""
+        if self._queue or (self._enrol is not None and self._enrol[1] is not None):
+            return  # (an enrolment's reply kept until the host has asked for it)
+        _drop(("signwork", "p256", "sign"))
+        if self.app.signer is self:
+            self.app.signer = None
 
 
-def sign_end(app, end):
-    """Add to an end payload the chain head it makes, and the board's signature of it."""
-    link = app.journal.end_link(end)
-    end["head"] = hexlify(link)
-    key = getattr(app.board, "key", None)
-    if key is not None:
-        end["kid"] = key_id(key)
-        end["sig"] = sign(key, app.board.device_id or "", app.journal.stats()["last_seq"] + 1,
-                          link)
+def _drop(names=("signwork", "p256")):
+    import sys
+
+    pkg = sys.modules.get("scoreboard")
+    for name in names:
+        sys.modules.pop("scoreboard." + name, None)
+        if pkg is not None and hasattr(pkg, name):
+            delattr(pkg, name)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from chalk import chainhost
 from chalk.errors import ChalkError
-from scoreboard import chain, matchlog, sign
+from scoreboard import chain, matchlog
 
 SCHEMA_VERSION = 2  # v2: links and heads (the hash chain); v1 archives are upgraded on open
 ENV_DB = "CHALK_DB"
@@ -741,18 +741,20 @@ class Archive:
         return [s for s in states if type(s) is dict and _small(s.get("seq")) and s["seq"] > last]
 
     def set_head(self, board_id, signed):
-        """Keep a signed chain head the board gave (the `sign` reply) for its game, if it is
-        newer than the one kept and covers only records held. Returns True if kept."""
+        """Keep a signed chain head the board gave (a `sign` reply or a `sig` frame) for its
+        game, if it is newer than the one kept and covers only records held: a head of the
+        game in progress, or the signature of a finished game's end. Returns True if kept."""
         seq = signed.get("seq") if isinstance(signed, dict) else None
-        if type(seq) is not int or type(signed.get("head")) is not str:
+        if type(seq) is not int or type(signed.get("head")) is not str \
+                or type(signed.get("sig")) is not str:
             return False
         with self.transaction() as db, self._errors():
             last = db.execute("SELECT last_seq FROM boards WHERE id = ?", (board_id,)).fetchone()
             g = db.execute("SELECT id, end_seq FROM games WHERE board_id = ? AND seq <= ? AND "
                            "game_no IS ? ORDER BY seq DESC LIMIT 1",
                            (board_id, seq, signed.get("game_no"))).fetchone()
-            if last is None or seq > last[0] or g is None or g[1] is not None:
-                return False  # records not held yet, or a game whose end (signed) is held
+            if last is None or seq > last[0] or g is None or (g[1] is not None and seq > g[1]):
+                return False  # records not held yet, or past the game's end
             old = db.execute("SELECT seq FROM heads WHERE game_id = ?", (g[0],)).fetchone()
             if old is not None and old[0] >= seq:
                 return False
@@ -761,6 +763,15 @@ class Archive:
                                                      _str_or_none(signed.get("sig")),
                                                      _str_or_none(signed.get("kid")), now_iso()))
         return True
+
+    def unsigned_ends(self, board_id):
+        """(game_no, header seq) of the board's finished games whose end signature is not held
+        (the board signs an end a moment after it; `chalk archive` asks for those it missed),
+        oldest first."""
+        return self._q("SELECT g.game_no, g.seq FROM games g LEFT JOIN heads h ON "
+                       "h.game_id = g.id WHERE g.board_id = ? AND g.end_seq IS NOT NULL AND "
+                       "g.game_no IS NOT NULL AND (h.seq IS NULL OR h.seq < g.end_seq) "
+                       "ORDER BY g.seq", (board_id,))
 
     def head(self, game_id):
         """The latest signed head kept for a game: {"seq", "head", "sig", "kid"}, or None."""
@@ -881,7 +892,10 @@ def log_lines(archive, game):
     head = match_header(game)
     links = archive.links(game["id"])
     h = game["header"]
-    info = {"v": 1, "seq": game["seq"], "link": links.get(game["seq"], (None,))[0],
+    # v2: the board signs with its own key and names the game before ("prev"); v1: older
+    # firmware (a host-made key, or none).
+    info = {"v": 2 if "prev" in h else 1, "seq": game["seq"],
+            "link": links.get(game["seq"], (None,))[0],
             # Keys this header has that the board did not journal: left out of link 0.
             "added": [k for k in head if k not in h]}
     if game["end_seq"] is not None:
@@ -929,27 +943,33 @@ def board_records(head, actions, seq=1, end=True):
 
 
 def sign_records(recs, key, device):
-    """Sign `rec` payloads as a board with `key` would (tests, benchmarks, imports): the end
-    record (if any) gets its head, key id and signature; returns the signed head of the last
-    record, as the board's `sign` command gives it. The header should carry the device."""
+    """Sign `rec` payloads as a board would (tests, benchmarks, imports). `key`: a
+    chainhost.SoftKey standing for a board key (the end record, if any, is signed by the
+    returned head), or the bytes of a legacy key (the end record gets its head, key id and
+    signature, as firmware with a host-made key put them there). Returns the signed head of
+    the last record, as the board's `sign` reply (or `sig` frame) gives it."""
+    legacy = isinstance(key, bytes)
     link = chain.ZERO
     for r in recs:
         if _kind(r) == "H":
             link = chain.ZERO
-        if _kind(r) == "E":
+        if _kind(r) == "E" and legacy:
             end = {k: v for k, v in r["end"].items() if k not in ("head", "sig", "kid")}
             link = chain.step(link, chain.record(r["seq"], "E", end))
             end["head"] = chain.hexlify(link)
-            end["kid"] = sign.key_id(key)
-            end["sig"] = sign.sign(key, device, r["seq"], link)
+            end["kid"] = chainhost.legacy_key_id(key)
+            end["sig"] = chainhost.legacy_sign(key, device, r["seq"], link)
             r["end"] = end
         else:
             link = chain.step(link, chainhost.of_rec(r))
     seq = recs[-1]["seq"]
     header = next(r["header"] for r in recs if _kind(r) == "H")
+    if legacy:
+        kid, sig = chainhost.legacy_key_id(key), chainhost.legacy_sign(key, device, seq, link)
+    else:
+        kid, sig = key.kid, key.sign_head(device, seq, link)
     return {"device": device, "game_no": header.get("game_no"), "seq": seq,
-            "head": chain.hexlify(link), "kid": sign.key_id(key),
-            "sig": sign.sign(key, device, seq, link)}
+            "head": chain.hexlify(link), "kid": kid, "sig": sig}
 
 
 # -- following a board ---------------------------------------------------------------------------
@@ -985,6 +1005,10 @@ class Follower:
                        "unreadable": 0}
         self._pending = {}  # seq -> state payload whose record is not held yet
         self._signed_at = None  # the last seq held when the board last signed its head
+        self._kid = None  # the board's own key (hello "kid"): it signs every game's end
+        self._asked = {}  # game_no (None: the game in progress) -> (seq, when) of a pending sign
+        self._gone_ends = set()  # finished games the board can no longer sign (rotated out)
+        self._end_ok = True  # the board takes `sign` with a game_no (older firmware does not)
         # Good records that came ahead of a missing one (a noisy line): stored once the
         # records before them are, kept across reconnections to the same board.
         self._buffer = {}
@@ -1074,6 +1098,7 @@ class Follower:
             self._buffer = {}
         self.board_id = self.archive.board(info)
         self.device = device
+        self._kid = info.get("kid") if type(info.get("kid")) is str else None
         held = self.archive.last_seq(self.board_id)
         self._check_journal(info, held, port)
         if self.counts["sessions"] == 1:
@@ -1125,7 +1150,9 @@ class Follower:
         self.archive.add_states(self.board_id, list(self._pending.values()) + snap)
         self._pending = {}
         self._ack(link)
-        self._sign(link)
+        self._sign(link, every=True)
+        if self.once:
+            self._await_signatures(link)
 
     def _optional(self, link, cmd):
         """A request whose answer only adds to the archive (a state snapshot): on a noisy line
@@ -1141,23 +1168,97 @@ class Follower:
             self.say("the board did not give its %s: %s" % (cmd, e.message))
             return {}
 
-    def _sign(self, link):
-        """Ask the board to sign its chain head as it is now, and keep it (verify then covers
-        every record held, not only finished games)."""
+    def _sign(self, link, every=False):
+        """Ask the board to sign its chain head as it is now, and the end of any finished game
+        whose signature did not come, and keep them (verify then covers every record held).
+        The board signs between its scans: a reply {"pending": true} means the signature
+        follows in a `sig` frame (taken by _frame); it is not asked again for a while. One
+        request a call (the live frames come first), or with `every` all that are due."""
         from chalk.link import BoardError, NoReply
 
+        now = time.monotonic()
+        if self._kid is not None and self._end_ok:
+            for game_no, _seq in self._unsigned():
+                if game_no in self._gone_ends:
+                    continue
+                asked = self._asked.get(game_no)
+                if asked is not None and now - asked[1] < _SIGN_WAIT:
+                    continue
+                try:
+                    res = self._ask(link, "sign", {"game_no": game_no})
+                except BoardError as e:
+                    if e.reason == "args":
+                        self._end_ok = False  # older firmware: it signs its ends in them
+                    elif "busy" not in e.message:
+                        self._gone_ends.add(game_no)  # rotated out: it cannot sign it now
+                    break
+                except NoReply:
+                    return  # a noisy line: asked again at the next quiet moment
+                self._asked[game_no] = (None, now)
+                if not res.get("pending"):
+                    self.archive.set_head(self.board_id, res)
+                if not every:
+                    return  # one request per quiet moment: the live frames come first
         held = self.archive.last_seq(self.board_id)
         if self._signed_at == held:
             return
+        asked = self._asked.get(None)
+        if asked is not None and asked[0] == held and now - asked[1] < _SIGN_WAIT:
+            return  # its `sig` frame is on its way
+        if asked is not None and not every and now - asked[1] < _HEAD_EVERY:
+            return  # a signature costs an ESP32 a second of work: not several a second
         try:
             res = self._ask(link, "sign")
         except BoardError:
-            return  # older firmware: only what the end records carry is signed
+            return  # older firmware without a key, or a board busy signing: later
         except NoReply:
             return  # a noisy line: asked again at the next quiet moment
+        self._asked[None] = (held, now)
+        if res.get("pending"):
+            return
         self.archive.set_head(self.board_id, res)
         if res.get("seq") == held:
             self._signed_at = held
+
+    def _unsigned(self):
+        return [g for g in self.archive.unsigned_ends(self.board_id)
+                if g[0] not in self._gone_ends]
+
+    def _await_signatures(self, link, wait=None, stop=True):
+        """`once`, or stopping: the signatures asked for come in `sig` frames a moment later
+        (the board makes them between its scans): take them, asking for the rest, until every
+        end and the head held are signed, or nothing came for `wait` seconds (_SIGN_WAIT).
+        Then acknowledge what their signatures free."""
+        if self._kid is None:
+            return
+        wait = _SIGN_WAIT if wait is None else wait
+        try:
+            self._awaiting(link, wait, stop, time.monotonic())
+        except ChalkError:
+            if not stop:
+                return  # stopping anyway: what came is kept
+            raise
+
+    def _awaiting(self, link, wait, stop, quiet):
+        while not (stop and self._stopped()) and time.monotonic() - quiet < wait:
+            held = self.archive.last_seq(self.board_id)
+            if not self._unsigned() and self._signed_at == held:
+                break
+            self._sign(link, every=True)
+            f = link.poll(0.2)
+            if f is not None:
+                quiet = time.monotonic()
+                self._frame(link, f, syncing=True)
+        self._ack(link)
+
+    def _signature(self, link, payload, syncing):
+        """A `sig` frame: the board signed a head (a game's end, or the head it was asked
+        for)."""
+        if self.archive.set_head(self.board_id, payload):
+            if payload.get("seq") == self.archive.last_seq(self.board_id):
+                self._signed_at = payload["seq"]
+            if not syncing:
+                self._ack(link)  # an end now signed: its game may go from the board
 
     def _silent(self, link, e):
         """The board did not answer (a cut cable, or a line too noisy for a while): said once."""
@@ -1390,6 +1491,15 @@ class Follower:
         seq = self.archive.ack_due(self.board_id)
         if seq is None:
             return
+        if self._kid is not None:
+            # A game goes from the board only once its end signature is held: the board can
+            # sign only what it still holds.
+            for game_no, header_seq in self.archive.unsigned_ends(self.board_id):
+                if game_no not in self._gone_ends:
+                    seq = min(seq, header_seq - 1)
+                    break
+            if seq <= (self.archive.board_info(self.board_id) or {}).get("acked", 0):
+                return
         try:
             res = self._ask(link, "ack", {"seq": seq})
         except BoardError as e:
@@ -1486,6 +1596,9 @@ class Follower:
             if need:
                 self._sync(link)
                 base = link.stats()
+        # Stopped (a service manager, Ctrl-C): the signatures on their way are waited for a
+        # moment, so what is held ends signed as far as the board has signed it.
+        self._await_signatures(link, _STOP_WAIT, stop=False)
 
     def _frame(self, link, f, syncing=False):
         """Take one unsolicited frame; True when a resync is needed."""
@@ -1527,6 +1640,8 @@ class Follower:
             return True
         if f.type == "warn":
             self.say("board warns: %s" % _dumps(f.payload))
+        if f.type == "sig":
+            self._signature(link, f.payload, syncing)
         return False
 
 
@@ -1534,6 +1649,9 @@ _RESEND = 0.4  # seconds between resends of a request to the board
 ONCE_PATIENCE = 30.0  # seconds `--once` goes on asking a board whose replies a noisy line loses
 _BLOCK_MAX = 360  # bytes of packed records an `r` frame carries at most (pack.Block.LIMIT)
 _BLOCK_MIN = 24  # a few records a frame: on the noisiest line each still gets through
+_SIGN_WAIT = 15.0  # seconds a pending signature is waited for before it is asked for again
+_HEAD_EVERY = 1.0  # seconds at least between two signatures asked for a game in progress
+_STOP_WAIT = 3.0  # seconds a stopping archiver waits for the signatures on their way
 _WANT_BITS = 256  # the most records one journal round may ask for by seq
 _WANT_ROUND = 0.45  # seconds of a round asking for missing records (sent 3 times in it)
 

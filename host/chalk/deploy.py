@@ -191,6 +191,11 @@ def _prepare_script(files, need_config):
             dirs.add("/".join(parts[:i]))
     return "\n".join([
         "import os",
+        # The host-made key older firmware signed with: the board makes and keeps its own now.
+        "try:",
+        "    os.remove('board.key')",
+        "except OSError:",
+        "    pass",
         "def _chalk_walk(d, keep, dirs):",
         "    try:",
         "        es = list(os.ilistdir(d))",
@@ -342,18 +347,14 @@ def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
     has one (executed in place from flash, as frozen code: far less RAM) and on the filesystem
     otherwise; False: the filesystem always; True: ROMFS or an error. out(line) gets the
     progress lines, the first saying which was done. keys: the key store (a path; None: the
-    default one) that keeps the new signing key written as /board.key (always on the
-    filesystem, never in the ROMFS image)."""
-    from chalk.keys import KeyStore, new_key
+    default one) the board's own key is enrolled in once it answers (it makes that key at its
+    first boot and keeps it in its NVS: no key is written by the deploy; an old /board.key,
+    the host-made key of older firmware, is removed)."""
+    from chalk.keys import KeyStore
 
     if board_cfg is not None:
         check_board_config(board_cfg)
-    # A fresh signing key for the board, kept before it is copied (a deploy cut short never
-    # leaves a board signing with a key nobody has); its device is filled in from the hello.
-    store = KeyStore(keys)
-    key = new_key()
-    store.add(key)
-    store.save()
+    KeyStore(keys)  # a key store that cannot be read fails now, before the board is touched
     tmp = None
     if stage_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="chalk-deploy-")
@@ -362,11 +363,6 @@ def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
         what = ("%s bytecode" % arch if arch else "portable bytecode") if mode == "mpy" \
             else ".py sources"
         files = stage(stage_dir, board_cfg, mode, arch)
-        key_file = Path(stage_dir) / "board.key"
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(key.hex() + "\n")
-        files.insert(len(files) - 1, (key_file, "board.key"))  # before main.py, still last
         stop_app(port)
         rom_dir = None
         if mode == "mpy" and romfs is not False:
@@ -434,14 +430,20 @@ def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
             tmp.cleanup()
     out("resetting the board")
     info = reset_and_wait(port)
-    if store.add(key, info.get("device")):
-        store.save()
-    out("signing key %s kept for %s in %s" % (chain_key_id(key), info.get("device"),
-                                               store.path))
+    enrol_board(port, keys, out)
     return info
 
 
-def chain_key_id(key):
-    from scoreboard.sign import key_id
+def enrol_board(port, keys, out):
+    """Enrol the board's own key in the key store (chalk keys enrol): said, never fatal (the
+    deploy itself went through)."""
+    from chalk.keys import enrol
 
-    return key_id(key)
+    try:
+        _reply, lines = enrol(port, keys)
+    except ChalkError as e:
+        out("warning: the board's key was not enrolled: %s%s" % (
+            e.message, " (%s)" % e.hint if e.hint else ""))
+        return
+    for line in lines:
+        out(line)

@@ -128,7 +128,7 @@ class Sim:
 
     board: name or config path; flash: its flash directory; trace: a sensor trace to play at
     boot; test_mode: accept injected input; install: put the firmware on the flash first;
-    keys: a key store path ("" for the default one) to give the board a signing key from.
+    keys: a key store path ("" for the default one) to enrol the board's own key in.
     """
 
     def __init__(self, board="five-pins", flash=None, trace=None, test_mode=False, heap=SIM_HEAP,
@@ -153,8 +153,8 @@ class Sim:
         self.dropped_to_board = 0  # bytes lost on the way to the board (it did not read them)
         self.watchdog_resets = 0  # restarts of a board whose app fell silent
         self.baud = baud  # if set, the wire carries at most baud/10 bytes a second, like a UART
-        # The key store to give the board a signing key from (chalk.keys), as `chalk deploy`
-        # does for a real board; None: the board signs nothing (unless its flash has a key).
+        # The key store the board's own key is enrolled in at start (chalk.keys), as `chalk
+        # deploy` does for a real board; None: not enrolled (the board signs all the same).
         self.keys = keys
         self.romfs = romfs  # bytes of a ROMFS partition (chalk/simrom.py), None: none
         self._watchdog_s = _watchdog_s(self.cfg_path)
@@ -172,10 +172,6 @@ class Sim:
             install(self.flash, self.cfg_path, game=self.game, game_config=self.game_config)
         else:
             self.flash.mkdir(parents=True, exist_ok=True)
-        if self.keys is not None:
-            from chalk.keys import write_sim_key
-
-            write_sim_key(self.flash, self.keys)
         # The port: a pty whose slave is what users open. We keep the slave open ourselves so
         # the master never sees a hang-up while no program has the port.
         self._port_master, self._port_slave = os.openpty()
@@ -187,6 +183,17 @@ class Sim:
             t = threading.Thread(target=target, daemon=True)
             t.start()
             self._threads.append(t)
+        if self.keys is not None and (self.flash / "main.py").exists():
+            # The board makes its own key at its first boot, as a real one does; it is
+            # enrolled (read over the link, the board signing a challenge) as `chalk deploy`
+            # enrols a real board's.
+            from chalk.keys import enrol
+
+            try:
+                enrol(self.port, self.keys or None)
+            except BaseException:
+                self.stop()
+                raise
         return self.port
 
     def _command(self):

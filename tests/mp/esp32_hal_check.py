@@ -66,6 +66,24 @@ dog.feed()
 started = machine.wdt["timeout"]
 dog.release()
 out["five"]["wdt"] = [started, machine.wdt["timeout"], machine.wdt["feeds"]]
+# the signing key's store (NVS), and its random bytes drawn with the radio on, then off again
+import network  # noqa: E402  (the fakes, beside the fake machine)
+
+fake_nvs = __import__("esp32")  # not the name: `esp32` here is scoreboard.hal.esp32
+
+five.nvs.set_blob("sk", b"\x01\x02")
+five.nvs.commit()
+got = bytearray(8)
+n = five.nvs.get_blob("sk", got)
+drawn = five.random(32)
+radio = dict(network.radio)
+network.radio["active"] = True  # a board on the venue's Wi-Fi: left on
+five.random(4)
+network.fail[0] = True  # a firmware without networking: the RNG as it is
+plain = five.random(4)
+network.fail[0] = False
+out["five"]["nvs"] = [list(got[:n]), fake_nvs.commits[0], len(drawn), radio["on"], radio["off"],
+                      network.radio["active"], network.radio["off"], len(plain)]
 
 # -- five-pins without an answering display ------------------------------------------------------
 machine.reset()

@@ -14,6 +14,8 @@
 #   board.storage    Storage: root directory of the journal
 #   board.line_names every line name (boardconfig.line_names); board.problems: startup faults
 #   board.baud       the link's UART speed (0: a pty); board.watchdog(ms): a started watchdog
+#   board.nvs        the signing key's store apart from the filesystem: esp32.NVS's blob calls
+#   board.random(n)  n bytes from the hardware random number generator
 #
 # This module holds what both share: the shift-register reader (it takes callables, so the sim
 # drives it with a modelled chain and the ESP32 with machine.Pin), clocks, storage, the board.
@@ -224,27 +226,11 @@ class NullDisplay:
         pass
 
 
-def read_key(path):
-    """The board's signing key (32 bytes) from its file of 64 hex digits, else None."""
-    try:
-        with open(path) as f:
-            text = f.read(100).strip()
-    except OSError:
-        return None
-    if len(text) != 64:
-        return None
-    try:
-        import binascii
-
-        return binascii.unhexlify(text)
-    except ValueError:
-        return None
-
-
 class Board:
     """What the layers above get from a hal: see the top of this module."""
 
     analog = None  # pockets' colour sensors (novuss): read(i) -> 0..4095, or None if none
+    nvs = None  # esp32.NVS("chalk"), or the simulated board's (hal/simnvs.py)
 
     def __init__(self, cfg, lines, pegs, display, clock, storage):
         from .. import boardconfig
@@ -259,9 +245,12 @@ class Board:
         self.line_names = boardconfig.line_names(cfg)
         self.problems = []
         self.device_id = None  # unique per board (the archive tells boards apart by it)
-        self.key = None  # the board's signing key (bytes), if it was deployed with one
         self.baud = 0  # the link's UART speed, which the main loop paces its writes to (0: none)
 
     def watchdog(self, timeout_ms):
         """A started watchdog (feed(), release()) the main loop feeds every scan, or None."""
         return None
+
+    def random(self, n):
+        """n bytes from the board's random number generator (the signing key is made of them)."""
+        return os.urandom(n)

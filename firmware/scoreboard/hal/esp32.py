@@ -15,14 +15,15 @@
 # counting toggles, which a dropped edge would invert), and the latch still compares with
 # Lines.read() on each scan, so a dropped edge costs precision, not a missed pin.
 
+import esp32
 import machine
 from machine import Pin
 
-from . import Board, Keypad, NullDisplay, Pegs, RealClock, Storage, read_key
+from . import Board, Keypad, NullDisplay, Pegs, RealClock, Storage
 from .ssd1306 import SSD1306
 
 JOURNAL_DIR = "/journal"  # on the LittleFS filesystem of the ESP32_GENERIC image
-KEY_FILE = "/board.key"  # the signing key `chalk deploy` writes (docs/deploy.md)
+NVS_NAMESPACE = "chalk"  # the board's signing key and chain of games (scoreboard/sign.py)
 UART_BAUD = 115200  # the REPL's UART0, which carries the link: the app paces its writes to it
 REPL_WATCHDOG_MS = 30 * 60 * 1000  # the watchdog's timeout once the app hands over to the REPL
 
@@ -130,6 +131,29 @@ class Esp32Board(Board):
         # Started by the main loop (serve), not when the board is built.
         return Watchdog(timeout_ms)
 
+    def random(self, n):
+        # os.urandom is esp_random(): true random numbers while the radio is on, only
+        # pseudo-random once the bootloader's entropy source is off and Wi-Fi and Bluetooth are
+        # too (ESP-IDF, "Random Number Generation"). The signing key is drawn with the Wi-Fi
+        # radio on (not connected), then the radio goes back as it was.
+        import os
+
+        wlan = None
+        was = True
+        try:
+            import network
+
+            wlan = network.WLAN(network.STA_IF)
+            was = wlan.active()
+            wlan.active(True)
+        except Exception:
+            wlan = None  # a firmware without network: the bootloader-seeded RNG it is
+        try:
+            return os.urandom(n)
+        finally:
+            if wlan is not None and not was:
+                wlan.active(False)
+
 
 class Analog:
     """The pockets' colour sensors (Novuss): read(i) is pocket i's ADC reading, 0..4095, or 0
@@ -219,6 +243,6 @@ def make_board(cfg, journal=JOURNAL_DIR):
     if boardconfig.analog_names(cfg):
         board.analog = Analog(cfg)
     board.device_id = "esp32-" + "".join("%02x" % b for b in machine.unique_id())
-    board.key = read_key(KEY_FILE)  # written by `chalk deploy`; never sent over the link
+    board.nvs = esp32.NVS(NVS_NAMESPACE)  # a partition of its own: never sent over the link
     board.baud = UART_BAUD
     return board

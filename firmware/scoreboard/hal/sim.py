@@ -16,7 +16,6 @@ from . import (
     Pegs,
     RealClock,
     Storage,
-    read_key,
     ticks_add,
     ticks_diff,
 )
@@ -398,14 +397,20 @@ class SimBoard(Board):
             self.keypad = Keypad(self.matrix.rows, self.matrix.cols)
             self._nkeys = len(cfg["keypad"]["keys"])
         self.device_id = _device_id(flash_dir)
-        # The key the board signs its games' chain heads with, put there by `chalk sim` (as
-        # `chalk deploy` puts a real board's): read here, never sent over the link.
-        self.key = read_key(flash_dir.rstrip("/") + "/board.key")
         if "pockets" in cfg:
             from .simanalog import Analog  # only boards with colour sensors load it
 
             self.analog = Analog(cfg)
         # self.baud stays 0: a pty carries what it is given; main.py --baud sets a UART's pace
+
+    @property
+    def nvs(self):  # type: ignore[override]  # (Board's plain attribute, made on demand here)
+        # Where the board keeps the signing key it makes at its first boot (scoreboard/sign.py):
+        # a file of its flash standing for the ESP32's NVS partition, never sent over the link.
+        # Loaded when the app first asks (at boot); it holds nothing in RAM between calls.
+        from .simnvs import SimNVS
+
+        return SimNVS(self.storage.root)
 
     def watchdog(self, timeout_ms):
         from .simwatchdog import SimWatchdog  # loaded by the main loop only: no RAM otherwise

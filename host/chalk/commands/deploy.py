@@ -29,8 +29,9 @@ def register(sub):
                        "scoreboard package (compiled to .mpy, or as .py sources) to "
                        "/lib/scoreboard, main.py, and the board config as /board.json; then "
                        "reset the board and check that the app answers. The board's journal "
-                       "is left alone. A new signing key is written as /board.key and kept in "
-                       "the key store (chalk keys).")
+                       "is left alone. The board makes its own signing key at its first boot "
+                       "and keeps it; its public half is enrolled in the key store (chalk keys "
+                       "enrol).")
     add_port(p)
     what = p.add_mutually_exclusive_group()
     what.add_argument("--mpy", action="store_true",

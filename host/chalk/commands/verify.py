@@ -1,10 +1,7 @@
 """chalk verify: check archived games, or match log files, against their hash chain, the
-board's signature and the rules."""
+board's signature, the rules, and each board's chain of games (docs/league.md)."""
 
 ORDER = 34
-
-
-_RANK = {0: 0, 3: 1, 4: 2, 1: 3}  # exit codes, the worst outcome last
 
 
 def _is_file(arg):
@@ -26,23 +23,16 @@ def run(args):
     if files:
         if len(files) != len(args.ids):
             raise ChalkError("give archived game ids or match log files, not both")
-        worst = 0
+        verdicts = []
         for path in files:
-            summary, problems, signer = verify.verify_log(path, keys)
-            for line in verify.report_log(summary, problems, signer):
+            v = verify.verdict_of_log(path, keys)
+            verdicts.append(v)
+            for line in verify.report_log(v):
                 print(line, flush=True)
-            code = verify.exit_code(problems)
-            if _RANK[code] > _RANK[worst]:
-                worst = code
-        if worst:
-            raise ChalkError("%s does not verify" % (files[0] if len(files) == 1 else
-                                                      "a match log"),
-                             {1: "a record was changed, removed, added or reordered since the "
-                                 "board signed it, or the rules refuse it",
-                              3: "the log carries no signature for all its records: ask for a "
-                                 "log exported from an archive of a board deployed with a key",
-                              4: "import the board's key: `chalk keys import FILE`"}[worst],
-                             code=worst)
+        problems = verify.check_set(verdicts)
+        for line in verify.report_set(problems):
+            print(line, flush=True)
+        verify.check_verdicts(verdicts, problems, "match log")
         return 0
     with Archive(args.db) as db:
         broken = db.integrity()
@@ -56,7 +46,11 @@ def run(args):
             return 0
         for line in verify.report(results):
             print(line, flush=True)
-        verify.check_results(results)
+        problems = verify.check_set([r.verdict for r in results])
+        for line in verify.report_set(problems):
+            print(line, flush=True)
+        print("note: %s" % verify.OUTSIDE, flush=True)
+        verify.check_results(results, problems)
     return 0
 
 
@@ -65,15 +59,19 @@ def register(sub):
     from chalk.keys import add_keys
 
     p = sub.add_parser("verify", help="check archived games or match logs (chain, signature, "
-                       "rules)",
+                       "rules, each board's chain of games)",
                        description="Check each archived game (or each match log FILE given): "
-                       "the hash chain over its records, the board's signature of the chain "
-                       "head (with the board's key from the key store), and a replay through "
-                       "the rules compared with every state the board reported and with the "
-                       "winner. Names the first record that does not hold. Exit 0: all good; "
-                       "1: a record does not hold; 2: a file cannot be read; 3: no signature "
-                       "(or records after the last signed head); 4: signed by a key the key "
-                       "store does not hold.")
+                       "the hash chain over its records, the board's signature (with the "
+                       "board's key from the key store), a replay through the rules compared "
+                       "with every state the board reported and with the winner, and, over "
+                       "them all, each board's chain of games (none missing, given twice or "
+                       "forked). Names the first record that does not hold. Exit 0: every game "
+                       "finished and signed at its end by a board key; 5: in progress (signed "
+                       "up to a seq, not at its end); 6: signed by a legacy key (the pub holds "
+                       "it); 3: not signed, by a board the key store does not know; 4: signed "
+                       "by a key the store does not hold; 2: a file cannot be read; 7: a "
+                       "board's games do not form one chain; 1: broken (changed, stripped, a "
+                       "key claiming another board, or refused by the rules). docs/league.md.")
     p.add_argument("ids", nargs="*", metavar="ID|FILE",
                    help="game id(s), or match log file(s) (.jsonl; - for stdin); default: "
                    "every archived game")
