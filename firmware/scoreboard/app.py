@@ -102,6 +102,7 @@ class App:
         self.recorder = None  # a record.Recorder while the host records line changes
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
+        self._spill_failed = -1  # the game's length when a checkpoint could not be written
         self.dirty = True
 
     # -- boot and games ----------------------------------------------------------------------
@@ -116,6 +117,11 @@ class App:
         self.game = None
         self._resumable = True  # False: the journal's game cannot be played on here
         res = self.journal.boot(self._resume_action)
+        from . import spill
+
+        spill.clean(self.journal.root, res.game_no if self._resumable else None)
+        if self.game is not None and self.game._codes.store is not None:
+            self.game._codes.store.verify = False  # the fold checked every slot
         for e in res.errors:
             self.problems.append("journal %s line %s: %s" % (e["file"], e["line"], e["error"]))
         if res.header is not None and self.game is None and self._resumable:
@@ -171,6 +177,7 @@ class App:
             return
         try:
             self.game.push(self.game.prepare(action))  # no state dict per action at boot
+            self.game.spill()  # at boot at once: the loop has not started
         except RuleError as e:
             # A journal written by other rules: actions appended after this one would be lost
             # at the next boot too, so this game is closed and a new one starts.
@@ -184,6 +191,15 @@ class App:
     def _start(self, header):
         self.header = header
         self.game = rules_for(header["game"])(header.get("config") or {})
+        no = header.get("game_no")
+        if type(no) is int:
+            # Blocks of a long game's codes beyond the newest few go to its checkpoint file,
+            # so its RAM does not grow (spill.py).
+            from .spill import BlockStore, path_for
+
+            store = BlockStore(path_for(self.journal.root, no))
+            store.verify = True  # while boot folds the journal: rewrite only what differs
+            self.game.spill_to(store)
         self._t_boot = self.clock.ticks_ms()
 
     def new_game(self, config=None, players=None, game=None, abandoned=False):
@@ -216,6 +232,8 @@ class App:
                     end["abandoned"] = True
                 self._sign_end(end)
                 self.emit("rec", {"seq": self.journal.end_game(end), "type": "E", "end": end})
+                if self.game is not None and self.game._codes.store is not None:
+                    self.game._codes.store.remove()  # the ended game's checkpoints
             no, seq = self.journal.new_game(header)
         except (OSError, JournalError) as e:
             # Flash full or failing: say so; a board with no game yet still shows one, which
@@ -361,6 +379,21 @@ class App:
             self.on_event(ev[0], ev[1], ev[2], ev[3])
         if self.dirty or self.service:
             self.refresh()  # the service view follows every line live
+        elif (self.game is not None and self.game._codes._ram >= self.game._codes.RAM_BLOCKS
+              and len(self.game) != self._spill_failed):
+            self._spill()  # a checkpoint to flash: a step of its own, between two scans
+
+    def _spill(self):
+        try:
+            self.game.spill()
+        except OSError as e:
+            self._spill_failed = len(self.game)  # tried again after the next action
+            # Flash full: the block stays in RAM (the game's heap grows until it is fixed).
+            msg = "checkpoint: %s; the game keeps its actions in RAM" % e
+            if self.error != msg:
+                self.error = msg
+                self.emit("warn", {"warning": msg})
+                self.dirty = True
 
     def on_event(self, kind, ident, value, t):
         if kind == sense.FAULT:

@@ -87,15 +87,36 @@ class Codes:
     state before its first action, written into the block's tail when that action is appended.
     Going back to any point then refolds at most one block of actions from the nearest
     checkpoint, so an undo costs the same at action 10,000 as at action 100 and a journal with
-    undos boots in one pass. A state that does not fit 32-bit ints is kept as a list instead."""
+    undos boots in one pass. A state that does not fit 32-bit ints is kept as a list instead.
+
+    A code takes `words` ints of 30 bits (the game's WORDS: a code that stands alone may need
+    more than one small int, as a domino-bingo hand does).
+
+    With a `store` (the board's flash: spill.BlockStore), only the newest blocks stay in RAM
+    (RAM_BLOCKS): spill() writes the oldest of the others to the store, one block a call, and a
+    block that an undo needs again is read back. A game's RAM then does not grow with its
+    length. Without one (the host's replay, tests) every block stays in RAM."""
 
     _BLOCK = 128
+    RAM_BLOCKS = 3
 
-    def __init__(self, width=0):
+    def __init__(self, width=0, words=1):
         self._w = width
-        self._blocks = []
+        self._words = words
+        self._blocks = []  # per block: its array, or None while only the store has it
         self._marks = []  # per block: None (checkpoint in the block's tail) or a list copy
         self._n = 0
+        self.store = None
+        self._dirty = []  # per block: True while RAM holds what the store does not
+        self._spare = None  # an array of a spilled block, for the next block to reuse
+        self._ram = 0  # blocks in RAM
+
+    def _new(self):
+        blk = self._spare
+        if blk is not None:
+            self._spare = None
+            return blk
+        return array("i", bytes(4 * (self._BLOCK * self._words + self._w)))
 
     def append(self, code, state=None):
         """Add a code; `state` is the state before it (the checkpoint when a block starts)."""
@@ -103,24 +124,39 @@ class Codes:
         K = self._BLOCK
         b = n // K
         i = n - b * K
-        if i == 0:
-            if b == len(self._blocks):
-                self._blocks.append(array("i", bytes(4 * (K + self._w))))
-                self._marks.append(None)
-            if self._w and state is not None:
-                self._mark(b, state)
-        self._blocks[b][i] = code
+        if b == len(self._blocks):
+            self._blocks.append(None)
+            self._marks.append(None)
+            self._dirty.append(False)
+        blk = self._blocks[b]
+        if blk is None:
+            # A new block, or one the store has (undone back into, or beyond the game's end
+            # after undos): codes from i on are rewritten now, those before it are needed.
+            blk = self._new() if i == 0 else self.block(b)
+            if self._blocks[b] is None:
+                self._blocks[b] = blk
+                self._ram += 1
+        if i == 0 and self._w and state is not None:
+            self._mark(b, state)
+        if self._words == 1:
+            blk[i] = code
+        else:
+            j = i * self._words
+            for k in range(self._words):
+                blk[j + k] = code & 0x3FFFFFFF
+                code >>= 30
+        self._dirty[b] = True
         self._n = n + 1
 
     def _mark(self, b, state):
         blk = self._blocks[b]
-        K = self._BLOCK
+        base = self._BLOCK * self._words
         try:
             for j in range(self._w):
-                blk[K + j] = state[j]
+                blk[base + j] = state[j]
             ok = len(state) == self._w
             for j in range(self._w):
-                if blk[K + j] != state[j]:
+                if blk[base + j] != state[j]:
                     ok = False  # a port that truncated a wide int: keep an exact copy instead
         except (OverflowError, TypeError, IndexError):
             ok = False
@@ -131,14 +167,75 @@ class Codes:
         mark = self._marks[b]
         if mark is not None:
             return list(mark)
-        return list(self._blocks[b][self._BLOCK:])
+        return list(self.block(b)[self._BLOCK * self._words:])
+
+    def block(self, b):
+        """Block b's array, read back from the store if it was spilled."""
+        blk = self._blocks[b]
+        if blk is not None:
+            return blk
+        victim = self._victim(b)
+        if victim >= 0:
+            try:
+                self._evict(victim)
+            except OSError:
+                pass  # the store refused it (flash full): it stays, RAM holds one block more
+        blk = self._new()
+        self.store.load(b, blk)  # RuleError if the store cannot give it back
+        self._blocks[b] = blk
+        self._dirty[b] = False
+        self._ram += 1
+        return blk
+
+    def code(self, blk, i):
+        """Code i of a block's array."""
+        w = self._words
+        if w == 1:
+            return blk[i]
+        j = i * w
+        c = blk[j + w - 1]
+        for k in range(w - 2, -1, -1):
+            c = c << 30 | blk[j + k]
+        return c
+
+    def _victim(self, keep):
+        """The oldest block in RAM that may leave it (never `keep` nor the newest two), or -1
+        while no more than RAM_BLOCKS are in RAM."""
+        if self.store is None or self._ram < self.RAM_BLOCKS:
+            return -1
+        last = (self._n - 1) // self._BLOCK if self._n else 0
+        for b in range(len(self._blocks)):
+            if self._blocks[b] is not None and b != keep and b < last - 1:
+                return b
+        return -1
+
+    def _evict(self, b):
+        blk = self._blocks[b]
+        if self._dirty[b]:
+            self.store.save(b, blk)  # OSError (flash full): the block stays in RAM
+            self._dirty[b] = False
+        self._blocks[b] = None
+        self._ram -= 1
+        self._spare = blk
+
+    def spill(self):
+        """Write the oldest block beyond RAM_BLOCKS to the store and free its RAM; False when
+        there is none (one block a call: a board spills between its scans)."""
+        b = self._victim(-1)
+        if b < 0:
+            return False
+        self._evict(b)
+        return True
 
     def pop(self):
         """Drop the latest code (an undo)."""
         self._n -= 1
         while len(self._blocks) > self._n // self._BLOCK + 1:
-            self._blocks.pop()  # one spare block is kept for the next action; free the rest
+            # One spare block is kept for the next action; free the rest.
+            if self._blocks.pop() is not None:
+                self._ram -= 1
             self._marks.pop()
+            self._dirty.pop()
 
     def __len__(self):
         return self._n
@@ -148,14 +245,16 @@ class Codes:
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError("no action %d of %d" % (i, self._n))
-        return self._blocks[i // self._BLOCK][i % self._BLOCK]
+        b = i // self._BLOCK
+        return self.code(self.block(b), i - b * self._BLOCK)
 
     def __iter__(self):
         K = self._BLOCK
         n = self._n
-        for blk in self._blocks:
+        for b in range(len(self._blocks)):
+            blk = self.block(b)
             for i in range(K if n > K else n):
-                yield blk[i]
+                yield self.code(blk, i)
             n -= K
             if n <= 0:
                 return
@@ -168,11 +267,12 @@ class Game:
     ACTIONS = ()  # action kinds this game understands, besides "undo"
     PLAYERS = None  # how many players (or sides) it seats: entries in a header's "players"
     FIELDS = ""  # the JSON types of its action keys, for the match-log reader (five_pins.py)
+    WORDS = 1  # 30-bit ints an action's code takes (Codes)
 
     def __init__(self, config=None):
         self.config = self.check_config(dict(config or {}))
         self._s = self.initial()
-        self._codes = Codes(len(self._s))
+        self._codes = Codes(len(self._s), self.WORDS)
 
     # -- hooks a game implements -------------------------------------------------------------
     def check_config(self, config):
@@ -249,6 +349,14 @@ class Game:
             self._codes.append(code, self._s)  # the state before it: a checkpoint per block
         self._s = s
 
+    def spill_to(self, store):
+        """Keep only the newest blocks of codes in RAM, the rest in `store` (Codes)."""
+        self._codes.store = store
+
+    def spill(self):
+        """Move one block of codes beyond what RAM keeps to the store; False if none is due."""
+        return self._codes.spill()
+
     def undo(self):
         """Retract the latest action not already retracted."""
         return self.apply({"a": "undo"})
@@ -272,10 +380,14 @@ class Game:
         if b >= len(codes._blocks) or n < 0:
             raise IndexError("no state after %d of %d actions" % (n, len(codes)))
         s = codes.checkpoint(b)
-        blk = codes._blocks[b]
+        blk = codes.block(b)
         step = self.step
-        for i in range(n - b * K):
-            step(s, blk[i])
+        if codes._words == 1:
+            for i in range(n - b * K):
+                step(s, blk[i])
+        else:
+            for i in range(n - b * K):
+                step(s, codes.code(blk, i))
         return s
 
     def state(self):
