@@ -60,13 +60,19 @@ def expected(out):
     assert banged == {"pegs": [1 << 13, 0b11], "spi": 0}
     nov = out["novuss"]
     assert nov["read0"] == 0xABCD >> 4 and nov["atten"] == 3 and nov["count"] >= 1
+    # A pocket's beam has an edge interrupt: a passage between two scans is counted (POCKET 9,
+    # pocket 0, RED 0) at the time its beam cleared.
+    assert nov["pocket_irq"] and nov["passage"] == [[9, 0, 0, 1020]]
+    # machine.Timer(0) samples every 5 ms; a press taken while the loop did no tick counts.
+    assert nov["timer"][:5] == [True, 0, 5, 1, True]
+    assert nov["timer"][5] == [[1, nov["timer"][6], 50]]  # PRESS of "own", held 50 ms
     pad = out["scorepad"]
     assert pad["idle"] == 0 and pad["down"] == 1 << (1 * 4 + 2) and pad["row_mode"] == 7
 
 
 def test_the_esp32_hal_runs_on_the_unix_port_against_the_fake_machine(tmp_path):
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(FAKE), str(FIRMWARE), ".frozen"]))
-    out = subprocess.run([micropython_path(), "-X", "heapsize=512k", str(SCRIPT), str(BOARDS),
+    out = subprocess.run([micropython_path(), "-X", "heapsize=1024k", str(SCRIPT), str(BOARDS),
                           str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     expected(json.loads(out.stdout))

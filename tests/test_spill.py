@@ -10,7 +10,7 @@ import pytest
 from chalk.randomgame import GAMES
 from scoreboard.rules import RuleError, new_game
 from scoreboard.rules.base import Codes
-from scoreboard.spill import BlockStore, clean, path_for
+from scoreboard.spill import BlockStore, SpilledCodes, attach, clean, path_for
 from tests.longgames import ALL, endless, long_config
 
 
@@ -18,9 +18,14 @@ def ram_blocks(g):
     return sum(1 for b in g._codes._blocks if b is not None)
 
 
+def spill_to(g, store):
+    attach(g, store.path)
+    g._codes.store = store  # the test's own store object, to count its writes
+
+
 def play_with_store(game_id, actions, store):
     g = new_game(game_id, long_config(game_id))
-    g.spill_to(store)
+    spill_to(g, store)
     most = 0
     for a in actions:
         g.apply(a)
@@ -40,14 +45,14 @@ def test_a_long_game_keeps_a_few_blocks_in_ram_and_undoes_to_the_start(game_id, 
     for a in actions:
         plain.apply(a)
     assert g.state() == plain.state() and len(g) == len(plain)
-    if len(g) > (Codes.RAM_BLOCKS + 1) * Codes._BLOCK:
+    if len(g) > (SpilledCodes.RAM_BLOCKS + 1) * Codes._BLOCK:
         assert store.writes > 0
-    assert most <= Codes.RAM_BLOCKS + 1  # + the block being filled before spill() runs
+    assert most <= SpilledCodes.RAM_BLOCKS + 1  # + the block being filled before spill() runs
     assert list(g._codes) == list(plain._codes)  # read back from flash where needed
     # Undo all the way back: every state is the refold's, the blocks come back from flash.
     while len(plain):
         assert g.apply({"a": "undo"}) == plain.apply({"a": "undo"})
-        assert ram_blocks(g) <= Codes.RAM_BLOCKS + 1
+        assert ram_blocks(g) <= SpilledCodes.RAM_BLOCKS + 1
 
 
 @pytest.mark.parametrize("game_id", ["five-pins", "domino-bingo", "tally"])
@@ -56,7 +61,7 @@ def test_undo_and_play_on_across_blocks_rewrites_what_changed(game_id, tmp_path)
     _, opening, make = GAMES[game_id]
     store = BlockStore(str(tmp_path / "g.ckp"))
     g = new_game(game_id, long_config(game_id))
-    g.spill_to(store)
+    spill_to(g, store)
     plain = new_game(game_id, long_config(game_id))
     if opening is not None:
         g.apply(opening)
@@ -181,7 +186,7 @@ def test_the_board_keeps_its_checkpoints_beside_the_journal_and_drops_them_at_th
     app.boot()
     assert not (flash / "g00009.ckp").exists()
     assert (flash / "g00001.ckp").exists()
-    assert ram_blocks(app.game) <= Codes.RAM_BLOCKS
+    assert ram_blocks(app.game) <= SpilledCodes.RAM_BLOCKS
     plain = new_game("novuss", head["config"])
     for _, _, a in actions:
         plain.apply(a)

@@ -553,6 +553,16 @@ def tilt_mask(cfg):
     return mask
 
 
+def edge_mask(cfg):
+    """Bitmap of the Lines with an edge interrupt: the tilt switches and the pocket beams, so
+    neither a pin's fall nor a ball's passage is missed between two scans."""
+    mask = tilt_mask(cfg)
+    for i, name in enumerate(switch_names(cfg)):
+        if name.startswith("pocket."):
+            mask |= 1 << i
+    return mask
+
+
 def active_low_mask(cfg):
     """Bitmap of the Lines whose pressed/tilted level is 0 (the hal inverts these)."""
     mask = 0

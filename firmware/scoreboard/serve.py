@@ -23,14 +23,16 @@ class Handler:
     def __init__(self, app):
         self.app = app
         self.pending = []  # injected line changes: [due ticks, line name, v], in time order
+        self._editing = False  # cmd_inject is changing `pending` (the sampling timer waits)
 
     def cmd_hello(self, args):
         return self.app.hello()
 
     def cmd_state(self, args):
-        # The longest reply there is (state, screen, warnings): collected first, so encoding
-        # it finds whole blocks on a heap that play has left in pieces.
-        gc.collect()
+        # The longest reply there is (state, screen, warnings): collected first (the heap
+        # gauge measures after a collection), so encoding it finds whole blocks on a heap that
+        # play has left in pieces.
+        self.app.check_heap()
         return self.app.status()
 
     def cmd_new(self, args):
@@ -80,7 +82,7 @@ class Handler:
     def cmd_service(self, args):
         self.app.service = args["on"]
         self.app.dirty = True
-        return {"service": args["on"], "lines": self.app.lines_now()}
+        return {"service": args["on"], "lines": self.app.lines_now(), "gauge": self.app.gauge()}
 
     def cmd_record(self, args):
         app = self.app
@@ -92,6 +94,13 @@ class Handler:
         return {"record": args["on"], "t": app.clock.ticks_ms(), "lines": app.lines_now()}
 
     def cmd_inject(self, args):
+        self._editing = True
+        try:
+            return self._inject(args)
+        finally:
+            self._editing = False
+
+    def _inject(self, args):
         app = self.app
         now = app.clock.ticks_ms()
         lines = 0
@@ -115,6 +124,12 @@ class Handler:
         while self.pending and app.clock.ticks_diff(now, self.pending[0][0]) >= 0:
             at, name, v = self.pending.pop(0)
             app.board.set_line(name, v, at)  # at its own ms, as a pin's interrupt stamps it
+
+    def world(self):
+        """The injected changes as part of the simulated table's world: the sampling timer
+        applies them when due, whatever the loop is doing (not while cmd_inject edits them)."""
+        if not self._editing:
+            self.due(self.app.clock.ticks_ms())
 
 
 def _kind(k):
@@ -228,17 +243,26 @@ def _kbd_intr(c):
         pass  # CPython, or a port without it
 
 
-def serve(board, trace=None, test_mode=None, stdin=None, write=None):
+def serve(board, trace=None, test_mode=None, stdin=None, write=None, stretch=1):
     # Off from the start: a stray byte during a long boot (the journal replayed) must not stop
     # the app either. Back on whatever ends this.
     _kbd_intr(-1)
     try:
-        return _serve(board, trace, test_mode, stdin, write)
+        return _serve(board, trace, test_mode, stdin, write, stretch)
     finally:
         _kbd_intr(3)
 
 
-def _serve(board, trace, test_mode, stdin, write):
+def _stepped(app, clock, start, slow, t0, s0):
+    """The end of one pass of the loop: the gauge's longest step, then a slowed board's wait."""
+    spent = clock.ticks_diff(clock.ticks_ms(), start)
+    if spent > app.step_ms:
+        app.step_ms = spent
+    if slow is not None:
+        slow.wait(t0, s0)
+
+
+def _serve(board, trace, test_mode, stdin, write, stretch):
     out = write or sys.stdout.write
     app = App(board, test_mode=test_mode)
     handler = Handler(app)
@@ -248,6 +272,18 @@ def _serve(board, trace, test_mode, stdin, write):
     link = Link(out, handler, app.test_mode, budget=budget)
     app.emit = link.emit
     app.boot()
+    # The lines are sampled by the board's timer from now on, whatever the loop is doing (a
+    # simulated board's trace and injected changes move with it); else each pass scans them.
+    slow = None
+    if stretch > 1:
+        from .stretch import Stretch  # a simulated board slowed to a chip's pace only
+
+        slow = Stretch(stretch, app.sample)
+    sampling = app.start_sampling(slow.sample if slow is not None else None)
+    if sampling:
+        if trace is not None:
+            board.world.append(trace.poll)
+        board.world.append(handler.world)
     stdin = stdin or Stdin()
     wdt_ms = board.cfg["timings"].get("watchdog_ms", 0)
     dog = board.watchdog(wdt_ms) if wdt_ms else None
@@ -255,8 +291,17 @@ def _serve(board, trace, test_mode, stdin, write):
     next_beat = next_tick
     beat_n = -1
     beat_mode = None
+    t0 = s0 = 0
+    if slow is not None:
+        import time
+
+        t_us = time.ticks_us
     try:
         while True:
+            if slow is not None:
+                t0 = t_us()
+                s0 = slow.sampled
+            start = clock.ticks_ms()
             data = stdin.read()
             if data:
                 stop = stdin.stop
@@ -268,10 +313,11 @@ def _serve(board, trace, test_mode, stdin, write):
                     raise KeyboardInterrupt
             now = clock.ticks_ms()
             if clock.ticks_diff(now, next_tick) >= 0:
-                if trace is not None:
-                    trace.poll()
-                if handler.pending:
-                    handler.due(now)
+                if not sampling:
+                    if trace is not None:
+                        trace.poll()
+                    if handler.pending:
+                        handler.due(now)
                 app.tick()
                 app.display.step()  # a redraw goes out a page a scan
                 if dog is not None:
@@ -297,8 +343,14 @@ def _serve(board, trace, test_mode, stdin, write):
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
+                _stepped(app, clock, start, slow, t0, s0)
             else:
-                clock.sleep_ms(1)
+                _stepped(app, clock, start, slow, t0, s0)
+                # Asleep until the next pass (the sampling timer runs meanwhile); bytes from the
+                # host wait in the UART's buffer (a scan period's worth: 57 at 115200 baud).
+                wait = clock.ticks_diff(next_tick, clock.ticks_ms())
+                if wait > 0:
+                    clock.sleep_ms(wait if wait < step else step)
     except BaseException as e:
         # The app's last word: the host (and the simulator's watchdog) learn that it stopped.
         mode = "repl" if isinstance(e, KeyboardInterrupt) else "stopped"
@@ -310,6 +362,7 @@ def _serve(board, trace, test_mode, stdin, write):
             pass
         raise
     finally:
+        app.stop_sampling()
         if dog is not None:
             dog.release()
         app.journal.close()

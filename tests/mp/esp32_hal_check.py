@@ -111,6 +111,47 @@ nov = esp32.make_board(nov_cfg, journal=journal)
 out["novuss"] = {"count": nov.analog.count, "read0": nov.analog.read(0),
                  "atten": machine.modes[32][1],
                  "none": [nov.analog.read(i) for i in range(nov.analog.count)].count(0)}
+# A puck through pocket 1's beam between two scans: only its IRQ edges see it.
+from scoreboard.app import App  # noqa: E402
+from scoreboard.hal.sim import VirtualClock  # noqa: E402
+
+p1 = nov_cfg["pockets"]["1"]
+for entry in list(nov_cfg["buttons"].values()) + list(nov_cfg["pockets"].values()):
+    machine.levels[entry["pin"]] = 1 - entry.get("active", 0)  # every line idle
+nov = esp32.make_board(nov_cfg, journal=journal + "/nov")
+nov.clock = VirtualClock(1000)
+app = App(nov)
+app.boot()
+app.scan(nov.clock.ticks_ms())
+while app.ring.pop_into(app._ev):
+    pass
+machine.adc_values[p1["colour"]] = 2000 << 4  # a red puck in front of the sensor
+machine.set_level(p1["pin"], p1["active"])  # the beam broken: its IRQ runs
+nov.clock.advance(20)
+machine.set_level(p1["pin"], 1 - p1["active"])
+nov.clock.advance(30)
+app.scan(nov.clock.ticks_ms())
+got = []
+while app.ring.pop_into(app._ev):
+    got.append(list(app._ev))
+out["novuss"]["pocket_irq"] = p1["pin"] in machine.irqs
+out["novuss"]["passage"] = got
+# The sampling timer: a press of "own" sampled every 5 ms while the loop is busy elsewhere (no
+# tick), then one tick runs the sensing layer over the samples: the press counts.
+sampling = app.start_sampling()
+timer = machine.timers[-1]
+own = nov_cfg["buttons"]["own"]["pin"]
+for k in range(30):
+    machine.set_level(own, 0 if 4 <= k < 14 else 1)  # held 50 ms
+    nov.clock.advance(5)
+    machine.fire_timers()
+app._drain()  # what tick() runs first
+app.stop_sampling()
+got = []
+while app.ring.pop_into(app._ev):
+    got.append(list(app._ev))
+out["novuss"]["timer"] = [sampling, timer.id, timer.period, timer.mode, timer.callback is None,
+                          [e[:3] for e in got if e[0] == 1], app.btn_names.index("own")]
 
 # -- scorepad: the 4x4 keypad, rows open drain --------------------------------------------------
 machine.reset()

@@ -4,9 +4,10 @@
 # hal.sim (virtual lines driven by tests and sensor traces). Both hand the layers above a `Board`:
 #
 #   board.cfg        the validated board config (boardconfig.load)
-#   board.lines      Lines: read() -> int bitmap of buttons then tilt pins, LOGICAL (1 = pressed,
-#                    tilted); on_edge(callback) -> callback(line_index) on each edge of a tilt line
-#                    (the sim also sets lines.edge_ms, the edge's own ms, during the call)
+#   board.lines      Lines: read() -> int bitmap of buttons then tilt pins then pocket beams,
+#                    LOGICAL (1 = pressed, tilted, beam broken); on_edge(callback) ->
+#                    callback(line_index) on each edge of a tilt line or pocket beam (the sim
+#                    also sets lines.edge_ms, the edge's own ms, during the call)
 #   board.pegs       Pegs (shove ha'penny) or None: scan_into(arr) fills arr[0], arr[1]
 #   board.keypad     Keypad (scorepad) or None: scan() -> int bitmap of the keys down
 #   board.display    Display: fb (128x64 framebuf), text(), fill(), show(), contrast(), power()
@@ -14,6 +15,8 @@
 #   board.storage    Storage: root directory of the journal
 #   board.line_names every line name (boardconfig.line_names); board.problems: startup faults
 #   board.baud       the link's UART speed (0: a pty); board.watchdog(ms): a started watchdog
+#   board.sampler(ms, cb) a started timer calling cb() every ms between two bytecodes of the
+#                    main loop (machine.Timer's soft callback), or None: the loop scans itself
 #
 # This module holds what both share: the shift-register reader (it takes callables, so the sim
 # drives it with a modelled chain and the ESP32 with machine.Pin), clocks, storage, the board.
@@ -262,6 +265,13 @@ class Board:
         self.key = None  # the board's signing key (bytes), if it was deployed with one
         self.baud = 0  # the link's UART speed, which the main loop paces its writes to (0: none)
 
+    world = ()  # a simulated board's world: what the sampler moves first (its trace, injections)
+
     def watchdog(self, timeout_ms):
         """A started watchdog (feed(), release()) the main loop feeds every scan, or None."""
+        return None
+
+    def sampler(self, period_ms, callback):
+        """A started timer that calls callback() every period_ms, between two bytecodes of
+        whatever the main loop is doing (deinit() stops it); None: the loop scans itself."""
         return None

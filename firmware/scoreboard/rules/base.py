@@ -90,32 +90,19 @@ class Codes:
     undos boots in one pass. A state that does not fit 32-bit ints is kept as a list instead.
 
     A code takes `words` ints of 30 bits (the game's WORDS: a code that stands alone may need
-    more than one small int, as a domino-bingo hand does).
-
-    With a `store` (the board's flash: spill.BlockStore), only the newest blocks stay in RAM
-    (RAM_BLOCKS): spill() writes the oldest of the others to the store, one block a call, and a
-    block that an undo needs again is read back. A game's RAM then does not grow with its
-    length. Without one (the host's replay, tests) every block stays in RAM."""
+    more than one small int, as a domino-bingo hand does). On a board, spill.SpilledCodes keeps
+    only the newest blocks in RAM and the others on flash."""
 
     _BLOCK = 128
-    RAM_BLOCKS = 3
 
     def __init__(self, width=0, words=1):
         self._w = width
         self._words = words
-        self._blocks = []  # per block: its array, or None while only the store has it
+        self._blocks = []
         self._marks = []  # per block: None (checkpoint in the block's tail) or a list copy
         self._n = 0
-        self.store = None
-        self._dirty = []  # per block: True while RAM holds what the store does not
-        self._spare = None  # an array of a spilled block, for the next block to reuse
-        self._ram = 0  # blocks in RAM
 
     def _new(self):
-        blk = self._spare
-        if blk is not None:
-            self._spare = None
-            return blk
         return array("i", bytes(4 * (self._BLOCK * self._words + self._w)))
 
     def append(self, code, state=None):
@@ -124,29 +111,23 @@ class Codes:
         K = self._BLOCK
         b = n // K
         i = n - b * K
-        if b == len(self._blocks):
-            self._blocks.append(None)
-            self._marks.append(None)
-            self._dirty.append(False)
-        blk = self._blocks[b]
-        if blk is None:
-            # A new block, or one the store has (undone back into, or beyond the game's end
-            # after undos): codes from i on are rewritten now, those before it are needed.
-            blk = self._new() if i == 0 else self.block(b)
-            if self._blocks[b] is None:
-                self._blocks[b] = blk
-                self._ram += 1
-        if i == 0 and self._w and state is not None:
-            self._mark(b, state)
-        if self._words == 1:
-            blk[i] = code
-        else:
-            j = i * self._words
-            for k in range(self._words):
-                blk[j + k] = code & 0x3FFFFFFF
-                code >>= 30
-        self._dirty[b] = True
+        if i == 0:
+            if b == len(self._blocks):
+                self._blocks.append(self._new())
+                self._marks.append(None)
+            if self._w and state is not None:
+                self._mark(b, state)
+        self._put(self._blocks[b], i, code)
         self._n = n + 1
+
+    def _put(self, blk, i, code):
+        w = self._words
+        if w == 1:
+            blk[i] = code
+            return
+        for k in range(i * w, i * w + w):
+            blk[k] = code & 0x3FFFFFFF
+            code >>= 30
 
     def _mark(self, b, state):
         blk = self._blocks[b]
@@ -170,72 +151,31 @@ class Codes:
         return list(self.block(b)[self._BLOCK * self._words:])
 
     def block(self, b):
-        """Block b's array, read back from the store if it was spilled."""
-        blk = self._blocks[b]
-        if blk is not None:
-            return blk
-        victim = self._victim(b)
-        if victim >= 0:
-            try:
-                self._evict(victim)
-            except OSError:
-                pass  # the store refused it (flash full): it stays, RAM holds one block more
-        blk = self._new()
-        self.store.load(b, blk)  # RuleError if the store cannot give it back
-        self._blocks[b] = blk
-        self._dirty[b] = False
-        self._ram += 1
-        return blk
+        """Block b's array."""
+        return self._blocks[b]
 
     def code(self, blk, i):
         """Code i of a block's array."""
         w = self._words
         if w == 1:
             return blk[i]
-        j = i * w
-        c = blk[j + w - 1]
-        for k in range(w - 2, -1, -1):
-            c = c << 30 | blk[j + k]
+        j = i * w + w - 1
+        c = blk[j]
+        while j > i * w:
+            j -= 1
+            c = c << 30 | blk[j]
         return c
 
-    def _victim(self, keep):
-        """The oldest block in RAM that may leave it (never `keep` nor the newest two), or -1
-        while no more than RAM_BLOCKS are in RAM."""
-        if self.store is None or self._ram < self.RAM_BLOCKS:
-            return -1
-        last = (self._n - 1) // self._BLOCK if self._n else 0
-        for b in range(len(self._blocks)):
-            if self._blocks[b] is not None and b != keep and b < last - 1:
-                return b
-        return -1
-
-    def _evict(self, b):
-        blk = self._blocks[b]
-        if self._dirty[b]:
-            self.store.save(b, blk)  # OSError (flash full): the block stays in RAM
-            self._dirty[b] = False
-        self._blocks[b] = None
-        self._ram -= 1
-        self._spare = blk
-
     def spill(self):
-        """Write the oldest block beyond RAM_BLOCKS to the store and free its RAM; False when
-        there is none (one block a call: a board spills between its scans)."""
-        b = self._victim(-1)
-        if b < 0:
-            return False
-        self._evict(b)
-        return True
+        """Move a block to flash (spill.SpilledCodes); False: nothing to move here."""
+        return False
 
     def pop(self):
         """Drop the latest code (an undo)."""
         self._n -= 1
         while len(self._blocks) > self._n // self._BLOCK + 1:
-            # One spare block is kept for the next action; free the rest.
-            if self._blocks.pop() is not None:
-                self._ram -= 1
+            self._blocks.pop()  # one spare block is kept for the next action; free the rest
             self._marks.pop()
-            self._dirty.pop()
 
     def __len__(self):
         return self._n
@@ -349,9 +289,12 @@ class Game:
             self._codes.append(code, self._s)  # the state before it: a checkpoint per block
         self._s = s
 
-    def spill_to(self, store):
-        """Keep only the newest blocks of codes in RAM, the rest in `store` (Codes)."""
-        self._codes.store = store
+    def spill_to(self, codes):
+        """Keep the codes from now on in `codes` (spill.SpilledCodes holding the same codes:
+        only the newest blocks in RAM, the others on flash)."""
+        if len(codes) != len(self._codes):
+            raise ValueError("spill_to() needs the same codes")
+        self._codes = codes
 
     def spill(self):
         """Move one block of codes beyond what RAM keeps to the store; False if none is due."""
