@@ -76,12 +76,11 @@ class App:
         self._npins = npins
         if npins:
             self.tilt = sense.TiltLatch(npins, T["min_fall_ms"], T["settle_ms"], ring=self.ring)
-        if npins or npk:
-            # Tilt pins and pocket beams have edge interrupts: a fall or a passage between two
-            # scans, or during a long step, is timed from its edges.
-            self._stamped = hasattr(lines, "edge_ms")  # the hal gives each edge its own ms
-            self._edge_cb = self._edge  # bound once: an interrupt must not allocate it
-            lines.on_edge(self._edge_cb)
+        # Every switch line has an edge interrupt: a tilt pin's fall or a ball's passage is
+        # timed from its edges, and any change is sampled when it happens (start_sampling).
+        self._stamped = hasattr(lines, "edge_ms")  # the hal gives each edge its own ms
+        self._edge_cb = self._edge  # bound once: an interrupt must not allocate it
+        lines.on_edge(self._edge_cb)
         self.grid = None
         self.peg_health = None
         self._pegbuf = array("i", [0, 0])
@@ -97,7 +96,9 @@ class App:
             self._peg_last = None
         self._ev = array("i", [0, 0, 0, 0])
         self._step = T["scan_ms"]
-        self._sampler = None  # the board's sampling timer, once start_sampling() ran
+        self._sampling = False  # the lines are sampled on their edges (start_sampling)
+        self._sampler = None  # the board's timer sampling a keypad or pegs
+        self._s_seen = 0  # the latest time the inputs were looked at
         # The ring of samples (start_sampling), made here while the heap is in one piece.
         self._s_t = array("i", bytes(4 * _SAMPLES))
         self._s_v = array("i", bytes(16 * _SAMPLES))  # raw, keys, side 0 pegs, side 1 pegs
@@ -108,6 +109,7 @@ class App:
         self._s_lost = 0  # samples the ring had no room for
         self._s_last = 0  # when the latest sample was taken
         self._p_raw = self._p_keys = 0  # the inputs of the latest sample tick() ran over
+        self._idle = False  # the sensing layer waited for nothing after its last run
         # The gauge (status, chalk watch, the service view): the longest gap between two scans
         # (or samples) since boot, the longest step of the main loop (serve sets it), the heap.
         self.gap_ms = 0
@@ -349,12 +351,14 @@ class App:
         # (the simulated board replaying a trace: lines.edge_ms), else now (the board's handler
         # runs within a ms or so of its edge).
         lines = self.board.lines
+        i = line - self.nbtn
         t = lines.edge_ms if self._stamped else -1
         if t < 0:
             t = self.clock.ticks_ms()
         v = lines.level(line)
-        i = line - self.nbtn
-        if i < self._npins:
+        if i < 0:
+            pass  # a button: its change is noted with the others' levels, below
+        elif i < self._npins:
             self.tilt.note_edge(i, t, v)
         else:
             i -= self._npins
@@ -362,6 +366,8 @@ class App:
             if v and self._pk_colour >> i & 1:
                 colour = self.board.analog.read(i)  # what is in front of the sensor now
             self.pockets.note_edge(i, t, v, colour)
+        if self._sampling:
+            self.sample_lines()
         if self.recorder is not None:
             self.recorder.edge(t, line, v)
 
@@ -377,67 +383,80 @@ class App:
         self._process(t, raw, self.board.keypad.scan() if self.keys is not None else 0, pegs,
                       self.board.analog)
 
-    # -- sampling by a timer ----------------------------------------------------------------
-    # On a board with a sampling timer (hal: board.sampler), sample() runs every scan period
-    # from the timer, between two bytecodes of whatever the main loop is doing: it only reads
-    # the lines (the keypad, the pegs when due, the colour of a broken beam) and notes them in a
-    # preallocated ring when they changed. tick() then runs the sensing layer over those samples
-    # in order, as the scans would have seen them (the sample before each change still saw the
-    # old levels), so a press or a passage during a long step of the loop is never missed.
+    # -- sampling ---------------------------------------------------------------------------
+    # Once the main loop runs (start_sampling), the lines are sampled when they change: every
+    # switch line has an edge interrupt (hal Lines.on_edge), whose handler runs between two
+    # bytecodes of whatever the loop is doing and notes the lines in a preallocated ring;
+    # lines that cannot interrupt (a scorepad's key matrix, a shove ha'penny board's peg chain)
+    # are sampled by the board's timer (board.sampler) instead. tick() then runs the sensing
+    # layer over those samples in order, as the scans would have seen them (the sample before
+    # each change still saw the old levels), so a press or a passage during a long step of the
+    # loop is never missed, and a table at rest costs the loop almost nothing: it sleeps.
 
     def start_sampling(self, callback=None):
-        """Sample by the board's timer from now on; False if the board has none. `callback`:
-        what the timer calls instead of sample() (one that calls it: serve's stretch)."""
+        """Sample on edges (and by the board's timer, for a keypad or pegs) from now on.
+        `callback`: what the timer calls instead of sample() (serve's stretch)."""
         now = self._s_now
         now[0] = self.board.lines.read()
-        now[1] = 0
+        now[1] = self.board.keypad.scan() if self.keys is not None else 0
         now[2] = self._s_pegs[0] = self._pegbuf[0]
         now[3] = self._s_pegs[1] = self._pegbuf[1]
         self._s_peak = None
         if self.pockets is not None and self.board.analog is not None:
             self._s_peak = _Peaks(self.board.analog.count)
-        self._p_raw = self._s_now[0]
-        self._p_keys = self._s_now[1]
+        self._p_raw = now[0]
+        self._p_keys = now[1]
         self._s_prev = -1
-        self._s_last = self.clock.ticks_ms()
-        self._sampler = self.board.sampler(self.cfg["timings"]["scan_ms"],
-                                           callback or self._s_cb)
-        return self._sampler is not None
+        self._s_last = self._s_seen = self.clock.ticks_ms()
+        self._sampling = True
+        timer = getattr(self.board, "sampler", None)
+        if timer is not None and (self.keys is not None or self.grid is not None):
+            self._sampler = timer(self._step if self.keys is not None else self._peg_every,
+                                  callback or self._s_cb)
+        return True
 
     def stop_sampling(self):
+        self._sampling = False
         if self._sampler is not None:
             self._sampler.deinit()
             self._sampler = None
 
     def sample(self, _arg=None):
-        """The sampling timer's callback: read the lines, note a change. Allocates nothing on a
-        board (a simulated board's world moves first: its trace, injected changes)."""
+        """Read every input (the lines, the keypad, the pegs when due, the colour of a broken
+        beam) and note a change: the timer's callback, and the loop's own look at each pass.
+        Allocates nothing."""
         board = self.board
         t = self.clock.ticks_ms()
-        world = board.world
-        if world:
-            for move in world:
-                move()
-        raw = board.lines.read()
-        now = self._s_now
-        keys = board.keypad.scan() if self.keys is not None else 0
+        if self._sampler is not None:
+            gap = self.clock.ticks_diff(t, self._s_last)
+            if gap > self.gap_ms:
+                self.gap_ms = gap  # the longest the timer went without sampling
+            self._s_last = t
         pegs = self._s_pegs
         if self.grid is not None and (self._peg_last is None or self.clock.ticks_diff(
                 t, self._peg_last) >= self._peg_every):
             self._peg_last = t
             board.pegs.scan_into(pegs)
+        self._note(t, board.lines.read(),
+                   board.keypad.scan() if self.keys is not None else 0)
+
+    def sample_lines(self):
+        """The switch lines only (an edge's handler; the loop's look while a timer samples the
+        keypad or the pegs, which it alone reads). Allocates nothing."""
+        self._note(self.clock.ticks_ms(), self.board.lines.read(), self._s_now[1])
+
+    def _note(self, t, raw, keys):
+        now = self._s_now
+        pegs = self._s_pegs
         peak = self._s_peak
         if peak is not None:
             m = (raw >> self._pk_shift) & self._pk_colour
             i = 0
             while m:
                 if m & 1:
-                    peak.note(i, board.analog.read(i))
+                    peak.note(i, self.board.analog.read(i))
                 m >>= 1
                 i += 1
-        gap = self.clock.ticks_diff(t, self._s_last)
-        if gap > self.gap_ms:
-            self.gap_ms = gap  # the longest time the board went without sampling its lines
         if raw != now[0] or keys != now[1] or pegs[0] != now[2] or pegs[1] != now[3]:
             w = self._s_w
             nxt = w + 1 if w + 1 < _SAMPLES else 0
@@ -457,7 +476,15 @@ class App:
                 now[2] = pegs[0]
                 now[3] = pegs[1]
                 self._s_w = nxt
-        self._s_last = t
+        if self.clock.ticks_diff(t, self._s_seen) > 0:
+            self._s_seen = t
+
+    def resting(self):
+        """True when nothing in the sensing layer waits for time to pass and nothing new was
+        noted: the loop may sleep until an edge, the host or its next errand."""
+        return (self._sampling and self._idle and self._s_r == self._s_w and not self.dirty
+                and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
+                and (self.pockets is None or self.pockets._r_r == self.pockets._r_w))
 
     def _drain(self):
         """Run the sensing layer over the samples taken since the last tick. Allocates
@@ -483,10 +510,15 @@ class App:
             prev = t
             r = r + 1 if r + 1 < _SAMPLES else 0
             self._s_r = r
-        t = self._s_last
+        t = self._s_seen
         if prev < 0 or self.clock.ticks_diff(t, prev) > 0:
-            self._process(t, self._p_raw, self._p_keys, False, peak)
-            prev = t
+            # Nothing changed since: the sensing layer runs only if something in it waits for
+            # time to pass (a press held, a bounce, a shot window) or an edge came meanwhile;
+            # an idle table costs the loop almost nothing.
+            if not (self._idle and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
+                    and (self.pockets is None or self.pockets._r_r == self.pockets._r_w)):
+                self._process(t, self._p_raw, self._p_keys, False, peak)
+                prev = t
         self._s_prev = prev
 
     def _process(self, t, raw, keys, pegs, analog):
@@ -515,10 +547,32 @@ class App:
         # the next shot, and a peg mismatch found by "done" was cleared by the PEG behind it).
         self.buttons.mute = self.health.faulty & self.btn_mask
         self.buttons.tick(t, raw & self.btn_mask)
+        if self._sampling:
+            self._idle = self._quiet(raw, keys)
+
+    def _quiet(self, raw, keys):
+        """True if no part of the sensing layer waits for time to pass with these inputs."""
+        if not (self.buttons.quiet(raw & self.btn_mask) and self.health.quiet(raw)):
+            return False
+        if self.tilt is not None and not self.tilt.quiet((raw >> self.nbtn) & self._pin_all):
+            return False
+        if self.pockets is not None and not self.pockets.quiet(raw >> self._pk_shift):
+            return False
+        if self.grid is not None:
+            a = self._pegbuf[0]
+            b = self._pegbuf[1]
+            if not (self.grid.quiet(a, b) and self.peg_health[0].quiet(a)
+                    and self.peg_health[1].quiet(b)):
+                return False
+        return self.keys is None or self.keys.quiet(keys)
 
     def tick(self):
         """One pass of the main loop: sense (or the samples the timer took), referee, display."""
-        if self._sampler is not None:
+        if self._sampling:
+            if self._sampler is None:
+                self.sample()  # a look at every input: what no edge could tell
+            else:
+                self.sample_lines()
             self._drain()
         else:
             t = self.clock.ticks_ms()
@@ -690,7 +744,7 @@ class App:
             # The keys held now (several: a chord, or a phantom key of the matrix) and the presses
             # taken so far.
             # (the keys the sampling timer read last: it alone drives the rows while it runs)
-            raw = self._s_now[1] if self._sampler is not None else self.board.keypad.scan()
+            raw = self._s_now[1] if self._sampling else self.board.keypad.scan()
             legends = self.cfg["keypad"]["keys"]
             rows.append("keys " + "".join(legends[i] for i in range(len(legends))
                                           if raw >> i & 1))

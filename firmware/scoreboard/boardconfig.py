@@ -554,13 +554,9 @@ def tilt_mask(cfg):
 
 
 def edge_mask(cfg):
-    """Bitmap of the Lines with an edge interrupt: the tilt switches and the pocket beams, so
-    neither a pin's fall nor a ball's passage is missed between two scans."""
-    mask = tilt_mask(cfg)
-    for i, name in enumerate(switch_names(cfg)):
-        if name.startswith("pocket."):
-            mask |= 1 << i
-    return mask
+    """Bitmap of the Lines with an edge interrupt: all of them (buttons, tilt switches, pocket
+    beams), so no change is missed between two looks and a table at rest needs none."""
+    return (1 << len(switch_names(cfg))) - 1
 
 
 def active_low_mask(cfg):

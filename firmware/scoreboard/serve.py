@@ -126,10 +126,18 @@ class Handler:
             app.board.set_line(name, v, at)  # at its own ms, as a pin's interrupt stamps it
 
     def world(self):
-        """The injected changes as part of the simulated table's world: the sampling timer
-        applies them when due, whatever the loop is doing (not while cmd_inject edits them)."""
-        if not self._editing:
-            self.due(self.app.clock.ticks_ms())
+        """The injected changes as part of the simulated table's world (hal.sim move_world):
+        applied when due, whatever the loop is doing (not while cmd_inject edits them); the ms
+        until the next, or None."""
+        if self._editing:
+            return 1
+        clock = self.app.clock
+        now = clock.ticks_ms()
+        self.due(now)
+        if not self.pending:
+            return None
+        wait = clock.ticks_diff(self.pending[0][0], now)
+        return wait if wait > 0 else 0
 
 
 def _kind(k):
@@ -205,6 +213,11 @@ class Stdin:
         self.prev = b""
         self.stop = False
 
+    def wait(self, ms):
+        """Sleep up to `ms`, or until the host sends something (the port's own poll: a real
+        sleep, during which the board's timer still samples the lines)."""
+        self.poll.poll(ms)
+
     def read(self, limit=256):
         """What is waiting, up to the REPL's sequence (CR Ctrl-C, or Ctrl-C Ctrl-C): the bytes
         after it (mpremote's CR Ctrl-A, say) stay unread for the REPL that takes over."""
@@ -232,6 +245,7 @@ def _budget(board, step):
 
 
 HEARTBEAT_MS = 1000  # a `beat` after this long without a frame (docs/serial-protocol.md)
+REST_MS = 100  # a pass of the loop this often while the table is at rest
 
 
 def _kbd_intr(c):
@@ -279,11 +293,18 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
         from .stretch import Stretch  # a simulated board slowed to a chip's pace only
 
         slow = Stretch(stretch, app.sample)
-    sampling = app.start_sampling(slow.sample if slow is not None else None)
-    if sampling:
+    app.start_sampling(slow.sample if slow is not None else None)
+    # A simulated board's table moves on its own (its trace, injected changes), on the main
+    # thread between two bytecodes as an interrupt would; where it cannot, each pass moves it.
+    world = None
+    move_world = None
+    if type(getattr(board, "world", None)) is list:
+        from .hal.simtimer import move_world, start_world, trace_world
+
         if trace is not None:
-            board.world.append(trace.poll)
+            board.world.append(lambda: trace_world(trace))
         board.world.append(handler.world)
+        world = start_world(board)
     stdin = stdin or Stdin()
     wdt_ms = board.cfg["timings"].get("watchdog_ms", 0)
     dog = board.watchdog(wdt_ms) if wdt_ms else None
@@ -313,11 +334,11 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                     raise KeyboardInterrupt
             now = clock.ticks_ms()
             if clock.ticks_diff(now, next_tick) >= 0:
-                if not sampling:
-                    if trace is not None:
-                        trace.poll()
-                    if handler.pending:
-                        handler.due(now)
+                late = clock.ticks_diff(now, next_tick)
+                if late + step > app.gap_ms:
+                    app.gap_ms = late + step  # the gauge: the longest a look at the lines waited
+                if world is None and move_world is not None:
+                    move_world(board)
                 app.tick()
                 app.display.step()  # a redraw goes out a page a scan
                 if dog is not None:
@@ -343,6 +364,11 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
+                if (app.resting() and not link.busy() and not app.display._todo
+                        and app.recorder is None and not handler.pending):
+                    # A table at rest: nothing to look at until an edge (its handler notes it)
+                    # or the host (the sleep ends with its first byte); a look now and then.
+                    next_tick = clock.ticks_add(now, REST_MS)
                 _stepped(app, clock, start, slow, t0, s0)
             else:
                 _stepped(app, clock, start, slow, t0, s0)
@@ -350,7 +376,11 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 # host wait in the UART's buffer (a scan period's worth: 57 at 115200 baud).
                 wait = clock.ticks_diff(next_tick, clock.ticks_ms())
                 if wait > 0:
-                    clock.sleep_ms(wait if wait < step else step)
+                    wait = wait if wait < REST_MS else REST_MS
+                    if hasattr(stdin, "wait"):
+                        stdin.wait(wait)  # asleep, woken at once by a byte from the host
+                    else:
+                        clock.sleep_ms(wait)
     except BaseException as e:
         # The app's last word: the host (and the simulator's watchdog) learn that it stopped.
         mode = "repl" if isinstance(e, KeyboardInterrupt) else "stopped"
@@ -363,6 +393,8 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
         raise
     finally:
         app.stop_sampling()
+        if world is not None:
+            world.deinit()
         if dog is not None:
             dog.release()
         app.journal.close()

@@ -15,8 +15,9 @@
 #   board.storage    Storage: root directory of the journal
 #   board.line_names every line name (boardconfig.line_names); board.problems: startup faults
 #   board.baud       the link's UART speed (0: a pty); board.watchdog(ms): a started watchdog
-#   board.sampler(ms, cb) a started timer calling cb() every ms between two bytecodes of the
-#                    main loop (machine.Timer's soft callback), or None: the loop scans itself
+#   board.sampler(ms, cb) (optional) a started timer calling cb() every ms between two bytecodes
+#                    of the main loop (machine.Timer's soft callback), for a keypad or pegs
+#                    (lines with no edge interrupt); None or absent: the loop samples them
 #
 # This module holds what both share: the shift-register reader (it takes callables, so the sim
 # drives it with a modelled chain and the ESP32 with machine.Pin), clocks, storage, the board.
@@ -265,13 +266,6 @@ class Board:
         self.key = None  # the board's signing key (bytes), if it was deployed with one
         self.baud = 0  # the link's UART speed, which the main loop paces its writes to (0: none)
 
-    world = ()  # a simulated board's world: what the sampler moves first (its trace, injections)
-
     def watchdog(self, timeout_ms):
         """A started watchdog (feed(), release()) the main loop feeds every scan, or None."""
-        return None
-
-    def sampler(self, period_ms, callback):
-        """A started timer that calls callback() every period_ms, between two bytecodes of
-        whatever the main loop is doing (deinit() stops it); None: the loop scans itself."""
         return None

@@ -408,8 +408,9 @@ class SimBoard(Board):
             self.analog = Analog(cfg)
         # self.baud stays 0: a pty carries what it is given; main.py --baud sets a UART's pace
         # What moves the table's lines while the board runs (a trace being played, changes
-        # injected by the host): the sampling timer moves it before it reads the lines, so the
-        # world goes on during a long step of the main loop, as a real table does.
+        # injected by the host): a thread of its own moves it when a change is due
+        # (hal/simtimer.py), so the world goes on during a long step of the main loop, as a
+        # real table does.
         self.world = []
 
     def watchdog(self, timeout_ms):
@@ -418,15 +419,9 @@ class SimBoard(Board):
         return SimWatchdog(timeout_ms)
 
     def sampler(self, period_ms, callback):
-        """A thread's timer that schedules callback() on the main thread (hal/simtimer.py), on
-        the MicroPython unix port; None on CPython (no scheduler: the loop scans itself)."""
-        import sys
+        from .simtimer import sampler  # a thread's timer (None on CPython)
 
-        if sys.implementation.name != "micropython":
-            return None
-        from .simtimer import SimTimer
-
-        return SimTimer(period_ms, callback)
+        return sampler(period_ms, callback)
 
     def _locate(self, name):
         # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists

@@ -1,5 +1,5 @@
-# The simulated board's sampling timer (hal.sim SimBoard.sampler): what machine.Timer with a soft
-# callback is on the ESP32 (hal/esp32.py). A thread wakes every period and schedules the
+# The simulated board's timers (hal.sim SimBoard.sampler, SimBoard.start_world): what
+# machine.Timer with a soft callback is on the ESP32 (hal/esp32.py), and the table's own time. A thread wakes every period and schedules the
 # callback with micropython.schedule, so it runs on the main thread between two bytecodes of
 # whatever the main loop is doing, as the ESP32 runs a timer's callback: a long step in Python
 # (a resync, a reply, a stretched step) does not keep the board from sampling its lines; only a
@@ -7,15 +7,19 @@
 # Loaded by the live main loop only.
 
 import _thread
-import time
+import select
 
 import micropython
 
 
 class SimTimer:
-    def __init__(self, period_ms, callback):
+    """Every period_ms, or sooner: `due` (an array whose [0] the callback sets) is the ms until
+    the callback wants to run next (the simulated world's next change)."""
+
+    def __init__(self, period_ms, callback, due=None):
         self._cb = callback
         self._period = period_ms
+        self._due = due
         self._run = True
         self.missed = 0  # periods whose callback could not be scheduled (the queue was full)
         _thread.start_new_thread(self._loop, ())
@@ -24,8 +28,13 @@ class SimTimer:
         schedule = micropython.schedule
         cb = self._cb
         period = self._period
+        sleep = select.poll().poll  # a real sleep (time.sleep_ms polls every 0.5 ms here)
+        due = self._due
         while self._run:
-            time.sleep_ms(period)
+            ms = period
+            if due is not None and 0 < due[0] < period:
+                ms = due[0]
+            sleep(ms)
             try:
                 schedule(cb, None)
             except RuntimeError:
@@ -33,3 +42,49 @@ class SimTimer:
 
     def deinit(self):
         self._run = False
+
+
+def start_world(board):
+    """Move the board's world (board.world: callables that apply what is due and return the ms
+    until their next change, or None) from a thread of its own, each change on the main thread
+    at its time whatever the loop is doing; None on CPython or with nothing to move."""
+    import sys
+
+    if sys.implementation.name != "micropython" or not board.world:
+        return None
+    from array import array
+
+    board.due = array("i", [1])
+    board.move = lambda _arg: move_world(board)  # made once
+    return SimTimer(50, board.move, board.due)
+
+
+def move_world(board):
+    due = 50
+    for move in board.world:
+        d = move()
+        if d is not None and d < due:
+            due = d
+    if getattr(board, "due", None) is not None:
+        board.due[0] = due if due > 1 else 1
+
+
+def trace_world(player):
+    """A TracePlayer as part of the world: poll() it, then the ms until its next record (None:
+    the trace is over)."""
+    player.poll()
+    t = player.next_t()
+    if t is None:
+        return None
+    wait = t - player.elapsed()
+    return wait if wait > 0 else 0
+
+
+def sampler(period_ms, callback):
+    """SimBoard.sampler: a SimTimer on the MicroPython unix port; None on CPython (no
+    scheduler: the loop samples the keypad and pegs itself)."""
+    import sys
+
+    if sys.implementation.name != "micropython":
+        return None
+    return SimTimer(period_ms, callback)

@@ -115,6 +115,12 @@ class PocketCounter:
         self._i_n[i] = (self._i_n[i] + 1) & _TMASK
         self._r_w = nxt
 
+    def quiet(self, raw):
+        """True if ticks with these levels would do nothing until they change or the edge
+        handler records a passage (while a beam stays broken the sampling timer keeps its
+        colour's peak)."""
+        return (raw & ((1 << self._count) - 1)) == self._lvl and self._r_r == self._r_w
+
     def tick(self, t, raw, analog=None):
         """One scan: `raw` the pocket bits, `analog` an object whose read(i) gives pocket i's
         colour reading (None: no colour sensors). Allocates nothing."""
