@@ -1,10 +1,11 @@
-# The simulated board's timers (hal.sim SimBoard.sampler, SimBoard.start_world): what
-# machine.Timer with a soft callback is on the ESP32 (hal/esp32.py), and the table's own time. A thread wakes every period and schedules the
-# callback with micropython.schedule, so it runs on the main thread between two bytecodes of
-# whatever the main loop is doing, as the ESP32 runs a timer's callback: a long step in Python
-# (a resync, a reply, a stretched step) does not keep the board from sampling its lines; only a
-# long call into C does. MicroPython unix port only (CPython has no scheduler: no sampler there).
-# Loaded by the live main loop only.
+# The simulated board's timers: what machine.Timer with a soft callback is on the ESP32
+# (hal/esp32.py) for a keypad or a peg chain (SimBoard.sampler), and the table's own time
+# (start_world: its trace, changes injected by the host). A thread sleeps until the next period
+# or change and schedules the callback with micropython.schedule, so it runs on the main thread
+# between two bytecodes of whatever the main loop is doing, as the ESP32 runs an interrupt's
+# handler or a timer's callback: a long step in Python (a resync, a reply, a stretched step)
+# does not keep the board from seeing its lines; only a long call into C does. MicroPython unix
+# port only (CPython has no scheduler: the loop does it there). Loaded by the live loop only.
 
 import _thread
 import select
