@@ -367,7 +367,7 @@ class App:
                 colour = self.board.analog.read(i)  # what is in front of the sensor now
             self.pockets.note_edge(i, t, v, colour)
         if self._sampling:
-            self.sample_lines()
+            self.sample_lines(t)
         if self.recorder is not None:
             self.recorder.edge(t, line, v)
 
@@ -409,6 +409,8 @@ class App:
         self._s_prev = -1
         self._s_last = self._s_seen = self.clock.ticks_ms()
         self._sampling = True
+        if self.pockets is not None:
+            self.pockets.edges_only = True
         timer = getattr(self.board, "sampler", None)
         if timer is not None and (self.keys is not None or self.grid is not None):
             self._sampler = timer(self._step if self.keys is not None else self._peg_every,
@@ -417,6 +419,8 @@ class App:
 
     def stop_sampling(self):
         self._sampling = False
+        if self.pockets is not None:
+            self.pockets.edges_only = False
         if self._sampler is not None:
             self._sampler.deinit()
             self._sampler = None
@@ -440,10 +444,12 @@ class App:
         self._note(t, board.lines.read(),
                    board.keypad.scan() if self.keys is not None else 0)
 
-    def sample_lines(self):
-        """The switch lines only (an edge's handler; the loop's look while a timer samples the
-        keypad or the pegs, which it alone reads). Allocates nothing."""
-        self._note(self.clock.ticks_ms(), self.board.lines.read(), self._s_now[1])
+    def sample_lines(self, t=-1):
+        """The switch lines only, at t (an edge's own time; default now): an edge's handler, and
+        the loop's look while a timer samples the keypad or the pegs, which it alone reads.
+        Allocates nothing."""
+        self._note(self.clock.ticks_ms() if t < 0 else t, self.board.lines.read(),
+                   self._s_now[1])
 
     def _note(self, t, raw, keys):
         now = self._s_now

@@ -115,7 +115,12 @@ class Handler:
                 lines += 1
             else:
                 app.on_event(_kind(e["kind"]), e["id"], e["value"], now)
-        self.pending.sort(key=lambda p: app.clock.ticks_diff(p[0], now))
+        # In time order, changes at the same ms in the order given (MicroPython's sort is not
+        # stable: the position breaks ties, so a colour set with its beam's break comes first).
+        order = {}
+        for k in range(len(self.pending)):
+            order[id(self.pending[k])] = k
+        self.pending.sort(key=lambda p: (app.clock.ticks_diff(p[0], now), order[id(p)]))
         return {"events": len(args["events"]), "queued": lines}
 
     def due(self, now):

@@ -34,7 +34,7 @@ BOARDS = FIRMWARE / "boards"
 # same game needs 2.9 to 3.9 times the heap an ESP32 with the firmware frozen needs (measured on
 # a 32-bit build: docs/simulator.md). SIM_HEAP stays below every one of those, so what runs here
 # runs on a 96 KB ESP32 (frozen or ROMFS).
-SIM_HEAP = "224k"  # 2 x 96 KB, plus the code of the loop's pacing, sampling and checkpoints
+SIM_HEAP = "288k"  # 2 x 96 KB, plus the code of the loop's pacing, sampling and checkpoints
 TO_BOARD_MAX = 64 * 1024  # bytes the relay holds for a board that does not read
 REPL_WATCHDOG_S = 30 * 60  # as hal.esp32.REPL_WATCHDOG_MS
 

@@ -419,9 +419,9 @@ class SimBoard(Board):
         return SimWatchdog(timeout_ms)
 
     def sampler(self, period_ms, callback):
-        from .simtimer import sampler  # a thread's timer (None on CPython)
+        from .simtimer import sampler  # run by the world's thread (or the loop, on CPython)
 
-        return sampler(period_ms, callback)
+        return sampler(self, period_ms, callback)
 
     def _locate(self, name):
         # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists

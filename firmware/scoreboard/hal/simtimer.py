@@ -47,11 +47,12 @@ class SimTimer:
 
 def start_world(board):
     """Move the board's world (board.world: callables that apply what is due and return the ms
-    until their next change, or None) from a thread of its own, each change on the main thread
-    at its time whatever the loop is doing; None on CPython or with nothing to move."""
+    until their next change, or None) and run its timer (sampler below) from one thread of its
+    own, each on the main thread at its time whatever the loop is doing; None on CPython or
+    with nothing to move: the loop then calls move_world() at each pass."""
     import sys
 
-    if sys.implementation.name != "micropython" or not board.world:
+    if sys.implementation.name != "micropython" or not (board.world or _timer(board)):
         return None
     from array import array
 
@@ -60,12 +61,29 @@ def start_world(board):
     return SimTimer(50, board.move, board.due)
 
 
+def _timer(board):
+    return getattr(board, "timer", None)
+
+
 def move_world(board):
     due = 50
     for move in board.world:
         d = move()
         if d is not None and d < due:
             due = d
+    timer = _timer(board)
+    if timer is not None and timer.cb is not None:
+        import time
+
+        now = time.ticks_ms()
+        wait = time.ticks_diff(timer.next, now)
+        if wait <= 0:
+            timer.cb(None)
+            timer.next = time.ticks_add(now if wait < -timer.period else timer.next,
+                                        timer.period)
+            wait = timer.period
+        if wait < due:
+            due = wait
     if getattr(board, "due", None) is not None:
         board.due[0] = due if due > 1 else 1
 
@@ -81,11 +99,22 @@ def trace_world(player):
     return wait if wait > 0 else 0
 
 
-def sampler(period_ms, callback):
-    """SimBoard.sampler: a SimTimer on the MicroPython unix port; None on CPython (no
-    scheduler: the loop samples the keypad and pegs itself)."""
-    import sys
+class _Timer:
+    """SimBoard.sampler's timer: run by the world's thread (one thread for both: two threads
+    scheduling on one heap fragment the 64-bit port's heap)."""
 
-    if sys.implementation.name != "micropython":
-        return None
-    return SimTimer(period_ms, callback)
+    def __init__(self, period_ms, callback):
+        import time
+
+        self.period = period_ms
+        self.cb = callback
+        self.next = time.ticks_ms()
+
+    def deinit(self):
+        self.cb = None
+
+
+def sampler(board, period_ms, callback):
+    """SimBoard.sampler: a timer the world's thread runs (start_world)."""
+    board.timer = _Timer(period_ms, callback)
+    return board.timer

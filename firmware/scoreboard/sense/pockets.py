@@ -83,6 +83,10 @@ class PocketCounter:
         self._r_w = 0  # moved by the handler only
         self._r_r = 0  # moved by tick only
         self.lost = 0  # passages the ring had no room for (saturating)
+        # True once the board samples its lines on their edges (App.start_sampling): the ticks
+        # then run over samples taken earlier, behind the handler, so the handler alone counts
+        # passages, with the colour read at the beam's break.
+        self.edges_only = False
 
     # -- interrupt side ----------------------------------------------------------------------
     def note_edge(self, i, t, level, colour=-1):
@@ -135,6 +139,9 @@ class PocketCounter:
             self._passage(i, self._r_ms[r], self._r_t[r])
             r = r + 1 if r + 1 < _RING else 0
             self._r_r = r
+        if self.edges_only:
+            self._lvl = raw & ((1 << self._count) - 1)
+            return
         for i in range(self._count):
             b = 1 << i
             now = raw & b
