@@ -52,8 +52,9 @@ def limit_kb(game):
 @pytest.fixture(scope="module")
 def romfs(tmp_path_factory):
     """The firmware as a ROMFS image of portable .mpy (what `chalk deploy` makes)."""
-    from chalk.build import compile_firmware
     from mpremote.romfs import make_romfs
+
+    from chalk.build import compile_firmware
 
     tmp = tmp_path_factory.mktemp("romfs")
     mpy = tmp / "mpy"
