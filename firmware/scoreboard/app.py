@@ -523,7 +523,7 @@ class App:
             # an idle table costs the loop almost nothing.
             if not (self._idle and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
                     and (self.pockets is None or self.pockets._r_r == self.pockets._r_w)):
-                self._process(t, self._p_raw, self._p_keys, False, peak)
+                self._process(t, self._p_raw, self._p_keys, self.grid is not None, peak)
                 prev = t
         self._s_prev = prev
 
