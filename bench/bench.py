@@ -175,3 +175,4 @@ if __name__ == "__main__":
     bench_archive.main()
     print()
     bench_serve.main()
+    __import__("bench.bench_esp32", None, None, ["main"]).main()  # the ESP32's time budget

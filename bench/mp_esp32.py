@@ -314,6 +314,85 @@ def acc(cfg, flash, trace):
     print(json.dumps({"downs": downs}))
 
 
+def steps(cfg, flash, mpy):
+    """The longest step of the main loop while the host asks for the state, undoes, switches the
+    service view and resyncs the whole journal (a long game in `flash`), and the longest pause
+    a collection of the heap makes (a call into C: nothing else runs meanwhile)."""
+    import gc
+
+    from scoreboard import frames
+    from scoreboard.hal.sim import SimBoard
+    from scoreboard.serve import serve
+
+    board = SimBoard(cfg, flash)
+    board.baud = 115200
+    cmds = [("state", {})] * 5 + [("undo", {})] * 5 + [("service", {"on": k % 2 == 0})
+                                                        for k in range(6)]
+    cmds += [("journal", {"after": 0}), ("state", {})]
+
+    class Host:
+        def __init__(self):
+            self.stop = False
+            self.k = 0
+            self.waiting = None
+            self.lines = frames.Lines()
+            self.ok = 0
+
+        def read(self, limit=256):
+            if self.waiting is not None:
+                return b""
+            if self.k >= len(cmds):
+                self.stop = True
+                return b"\r\x03"
+            cmd, args = cmds[self.k]
+            self.k += 1
+            self.waiting = self.k
+            return frames.encode(self.k, cmd, args).encode()
+
+        def write(self, s):
+            for line in self.lines.feed(s):
+                try:
+                    f = frames.decode(line)
+                except (frames.Corrupt, frames.WrongVersion):
+                    continue
+                if f is not None and f[1] in ("ok", "err") and f[2].get("id") == self.waiting:
+                    self.ok += f[1] == "ok"
+                    self.waiting = None
+
+    host = Host()
+    from scoreboard.app import App
+    from scoreboard.link import Link
+
+    most = [0]
+
+    def timed(fn):
+        def run(*args):
+            t0 = time.ticks_us()
+            r = fn(*args)
+            dt = time.ticks_diff(time.ticks_us(), t0)
+            if dt > most[0]:
+                most[0] = dt
+            return r
+        return run
+
+    # The parts of a pass that can take long: a command (its reply), the sensing layer with
+    # the referee and the screen, the link's slice of the wire.
+    Link.feed = timed(Link.feed)
+    Link.pump = timed(Link.pump)
+    App.tick = timed(App.tick)
+    try:
+        serve(board, stdin=host, write=host.write, test_mode=True)
+    except KeyboardInterrupt:
+        pass
+    pause = 0
+    for _ in range(10):
+        t0 = time.ticks_us()
+        gc.collect()
+        dt = time.ticks_diff(time.ticks_us(), t0)
+        pause = dt if dt > pause else pause
+    print(json.dumps({"ok": host.ok, "asked": len(cmds), "gc_us": pause, "step_us": most[0]}))
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "calib":
@@ -326,3 +405,5 @@ if __name__ == "__main__":
         peer(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6])
     elif mode == "acc":
         acc(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif mode == "steps":
+        steps(sys.argv[2], sys.argv[3], None)
