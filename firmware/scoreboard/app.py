@@ -639,9 +639,11 @@ class App:
         """Blocks of a long game's codes beyond the newest few go to its checkpoint file, so
         its RAM does not grow (spill.py): the file is made once the game needs it (or the heap
         runs low: `force`), and one block is written a call (at boot: all that are due)."""
-        codes = self.game._codes
-        if (len(codes._blocks) <= _RAM_BLOCKS and not force) or \
-                len(self.game) == self._spill_failed:
+        game = self.game
+        if game is None:
+            return
+        codes = game._codes
+        if (len(codes._blocks) <= _RAM_BLOCKS and not force) or len(game) == self._spill_failed:
             return
         if not hasattr(codes, "store"):
             no = (self.header or {}).get("game_no")
@@ -649,13 +651,13 @@ class App:
                 return
             from . import spill
 
-            store = spill.attach(self.game, spill.path_for(self.journal.root, no))
+            store = spill.attach(game, spill.path_for(self.journal.root, no))
             store.verify = booting  # boot folds the journal again: rewrite only what differs
         try:
-            while self.game.spill() and booting:
+            while game.spill() and booting:
                 pass
         except OSError as e:
-            self._spill_failed = len(self.game)  # tried again after the next action
+            self._spill_failed = len(game)  # tried again after the next action
             # Flash full: the block stays in RAM (the game's heap grows until it is fixed).
             msg = "checkpoint: %s; the game keeps its actions in RAM" % e
             if self.error != msg:
