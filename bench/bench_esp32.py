@@ -112,7 +112,7 @@ def _tick(cfg, flash, steps):
     return json.loads(out.stdout)
 
 
-PLAY_S = 20  # seconds of play each CPU figure is measured over
+PLAY_S = 10  # seconds of play each CPU figure is measured over
 STEP_GAME = 1000  # actions in the journal the step figures are measured with
 SIM_HEAP_KB = "288k"  # the simulated board's heap (chalk.sim.SIM_HEAP), where a collection is timed
 # A collection of that 64-bit heap (the firmware's .mpy in it) against one of the 32-bit build's
@@ -186,10 +186,8 @@ def cpu_per_second(tmp, board, game, seconds, peer_dir):
                    ["busy_us"] for k in range(2)) / 1000 / seconds
     if peer_dir is None:
         return chalk_ms, None
-    drv = min(_cpu(["peer", cfg, flash("drv%d" % k), trace, seconds, "-"], seconds)[1]
-              ["busy_us"] for k in range(2))
-    peer = min(_cpu(["peer", cfg, flash("peer%d" % k), trace, seconds, peer_dir], seconds)[1]
-               ["busy_us"] for k in range(2))
+    drv = _cpu(["peer", cfg, flash("drv"), trace, seconds, "-"], seconds)[1]["busy_us"]
+    peer = _cpu(["peer", cfg, flash("peer"), trace, seconds, peer_dir], seconds)[1]["busy_us"]
     return chalk_ms, max(0, peer - drv) / 1000 / seconds
 
 
@@ -298,7 +296,7 @@ def main(smoke=False):
                 else "-", goal))
         print("(%d s of play each, sensors only: a shot every 4 s, pins falling and standing, a "
               "wobble, a puck, a peg, a key; the time the board is not asleep, less the trace's "
-              "own driving, best of 2. Switch: one task per switch line polling its pin "
+              "own driving (Chalk: best of 2). Switch: one task per switch line polling its pin "
               "every 50 ms; it cannot watch a peg chain or a key matrix, which Chalk also "
               "scans on shove-hapenny and scorepad boards.%s)" % (
                   seconds, "" if peer else " Switch not measured: set %s to a checkout of "

@@ -97,6 +97,8 @@ def test_a_10000_action_game_boots_undoes_and_resyncs_in_the_heap_of_a_96k_esp32
     assert r["state"] == want.state() and r["len"] == len(want)
     assert r["replies"]["state"] == "ok"
     # The whole journal came back over the link: 10,000 actions, the header, 3 undos.
+    assert isinstance(r["resync_ok"], dict), "the resync failed at -X heapsize=%dk: %s" % (
+        heap, r["resync_ok"])
     assert r["resync_ok"]["result"]["records"] == 10001 + UNDOS
     assert (flash / "g00001.ckp").exists()  # the blocks RAM does not keep are on flash
     report_micropython("-X heapsize (KB) a 10,000-action %s game boots, undoes and resyncs in "
