@@ -305,13 +305,15 @@ def main(smoke=False):
         print("the longest step of the main loop and the longest pause in sampling, on the chip,"
               " while the host asks for the state, undoes, switches the service view and "
               "resyncs a %d-action journal" % STEP_GAME)
-        print("%-14s %-13s %12s %12s %10s" % ("board", "game", "step ms", "gap ms", "goal"))
+        print("%-14s %-13s %12s %12s %10s  %s" % ("board", "game", "step ms", "gap ms", "goal",
+                                                  "the longest step"))
         for board, game in rows:
             r = _steps(tmp, board, game, STEP_GAME)
             step = r["step_us"] * factor / 1000
             gap = 5 + r["gc_us"] * factor / 1000
-            print("%-14s %-13s %12.1f %12.1f %10s" % (board, game, step, gap,
-                                                      "<= %d" % STEP_GOAL_MS))
+            print("%-14s %-13s %12.1f %12.1f %10s  %s" % (board, game, step, gap,
+                                                          "<= %d" % STEP_GOAL_MS,
+                                                          r.get("step_what", "")))
         print("(step: the longest part of a pass, a reply, a redraw, a resync's slice: Python, "
               "during which the lines' interrupts and the timer still run; gap: the scan "
               "period plus the longest call into C, a collection of the heap (timed on this port's "

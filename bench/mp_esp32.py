@@ -363,23 +363,24 @@ def steps(cfg, flash, mpy):
     from scoreboard.app import App
     from scoreboard.link import Link
 
-    most = [0]
+    most = [0, ""]
 
-    def timed(fn):
+    def timed(fn, name):
         def run(*args):
             t0 = time.ticks_us()
             r = fn(*args)
             dt = time.ticks_diff(time.ticks_us(), t0)
             if dt > most[0]:
                 most[0] = dt
+                most[1] = name
             return r
         return run
 
     # The parts of a pass that can take long: a command (its reply), the sensing layer with
     # the referee and the screen, the link's slice of the wire.
-    Link.feed = timed(Link.feed)
-    Link.pump = timed(Link.pump)
-    App.tick = timed(App.tick)
+    Link.feed = timed(Link.feed, "a command")
+    Link.pump = timed(Link.pump, "the link's slice")
+    App.tick = timed(App.tick, "the sensing layer and the screen")
     try:
         serve(board, stdin=host, write=host.write, test_mode=True)
     except KeyboardInterrupt:
@@ -390,7 +391,8 @@ def steps(cfg, flash, mpy):
         gc.collect()
         dt = time.ticks_diff(time.ticks_us(), t0)
         pause = dt if dt > pause else pause
-    print(json.dumps({"ok": host.ok, "asked": len(cmds), "gc_us": pause, "step_us": most[0]}))
+    print(json.dumps({"ok": host.ok, "asked": len(cmds), "gc_us": pause, "step_us": most[0],
+                      "step_what": most[1]}))
 
 
 if __name__ == "__main__":
