@@ -22,6 +22,8 @@ _KEY_FAULT_BASE = 128  # FAULT ids of keypad keys: 128 + key
 _SAMPLES = 32  # changes the sampling timer notes before the loop runs the sensing layer on them
 _RAM_BLOCKS = 3  # blocks of a game's codes kept in RAM (spill.SpilledCodes.RAM_BLOCKS)
 _HEAP_CHECK_MS = 30000  # the heap is measured this often, between two scans
+_REST_MS = 100  # the loop's look at a table at rest (App.rest_ms)
+_WAIT_MS = 20  # ... while only a timer of the sensing layer runs
 _HEAP_LOW = 8 * 1024  # free heap below this, or a largest block below _BLOCK_LOW: near its end
 _BLOCK_LOW = 2 * 1024
 
@@ -485,12 +487,16 @@ class App:
         if self.clock.ticks_diff(t, self._s_seen) > 0:
             self._s_seen = t
 
-    def resting(self):
-        """True when nothing in the sensing layer waits for time to pass and nothing new was
-        noted: the loop may sleep until an edge, the host or its next errand."""
-        return (self._sampling and self._idle and self._s_r == self._s_w and not self.dirty
+    def rest_ms(self):
+        """How long the loop may sleep before it looks again: 0 while something new was noted
+        (or the screen is to be drawn); _WAIT_MS while only a timer in the sensing layer runs (a
+        bounce, a held press, a shot window settling: their ends are judged to that much);
+        _REST_MS when nothing waits at all. Edges are noted meanwhile by their handlers."""
+        if not (self._sampling and self._s_r == self._s_w and not self.dirty
                 and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
-                and (self.pockets is None or self.pockets._r_r == self.pockets._r_w))
+                and (self.pockets is None or self.pockets._r_r == self.pockets._r_w)):
+            return 0
+        return _REST_MS if self._idle else _WAIT_MS
 
     def _drain(self):
         """Run the sensing layer over the samples taken since the last tick. Allocates

@@ -369,11 +369,13 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
-                if (app.resting() and not link.busy() and not app.display._todo
-                        and app.recorder is None and not handler.pending):
-                    # A table at rest: nothing to look at until an edge (its handler notes it)
-                    # or the host (the sleep ends with its first byte); a look now and then.
-                    next_tick = clock.ticks_add(now, REST_MS)
+                nap = app.rest_ms()
+                if (nap and not link.busy() and not app.display._todo and app.recorder is None
+                        and not handler.pending):
+                    # A table at rest, or only waiting for a timer: nothing to look at until an
+                    # edge (its handler notes it) or the host (the sleep ends with its first
+                    # byte); a look now and then.
+                    next_tick = clock.ticks_add(now, nap)
                 _stepped(app, clock, start, slow, t0, s0)
             else:
                 _stepped(app, clock, start, slow, t0, s0)
