@@ -23,7 +23,7 @@ _SAMPLES = 32  # changes the sampling timer notes before the loop runs the sensi
 _RAM_BLOCKS = 3  # blocks of a game's codes kept in RAM (spill.SpilledCodes.RAM_BLOCKS)
 _HEAP_CHECK_MS = 30000  # the heap is measured this often, between two scans
 _REST_MS = 100  # the loop's look at a table at rest (App.rest_ms)
-_WAIT_MS = 20  # ... while only a timer of the sensing layer runs
+_WAIT_MS = 50  # ... while only a timer of the sensing layer runs
 _HEAP_LOW = 8 * 1024  # free heap below this, or a largest block below _BLOCK_LOW: near its end
 _BLOCK_LOW = 2 * 1024
 
@@ -490,8 +490,9 @@ class App:
     def rest_ms(self):
         """How long the loop may sleep before it looks again: 0 while something new was noted
         (or the screen is to be drawn); _WAIT_MS while only a timer in the sensing layer runs (a
-        bounce, a held press, a shot window settling: their ends are judged to that much);
-        _REST_MS when nothing waits at all. Edges are noted meanwhile by their handlers."""
+        bounce, a held press, a shot window settling: their ends are judged to that much, as
+        micropython-async polls a switch); _REST_MS when nothing waits at all. Edges are noted
+        meanwhile by their handlers."""
         if not (self._sampling and self._s_r == self._s_w and not self.dirty
                 and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
                 and (self.pockets is None or self.pockets._r_r == self.pockets._r_w)):
