@@ -343,6 +343,11 @@ class App:
         self.emit("warn", {"refused": e.rule, "message": str(e)})
         self.dirty = True
 
+    def taken(self, t):
+        """When the board takes a press released at t: its release confirmed, min_press_ms on
+        (the loop runs the sensing layer over its notes later, but judges them at their time)."""
+        return self.clock.ticks_add(t, self.cfg["timings"]["min_press_ms"])
+
     def button(self, ident):
         return self.btn_names[ident] if 0 <= ident < self.nbtn else None
 
