@@ -182,3 +182,4 @@ if __name__ == "__main__":
     print()
     __import__("bench.bench_league").bench_league.main()  # a league over MQTT
     __import__("bench.bench_sign").bench_sign.main()  # the board's own signatures
+    __import__("bench.bench_esp32", None, None, ["main"]).main()  # the ESP32's time budget

@@ -3,10 +3,11 @@
 # On an ESP32 the board config is /board.json and the hardware layer is hal.esp32. On the
 # MicroPython unix port the same app runs as a simulated board:
 #     micropython main.py BOARD.json FLASH_DIR [--trace FILE] [--virtual] [--test-mode]
-#                         [--baud N]
+#                         [--baud N] [--stretch F]
 # --trace plays a sensor trace onto the virtual lines; --virtual runs on a virtual clock as fast
 # as it can (for tests and demos) and prints a JSON summary instead of serving the link; --baud
-# paces the link's writes as a UART of that speed would carry them (default: the pty's pace).
+# paces the link's writes as a UART of that speed would carry them (default: the pty's pace);
+# --stretch makes every step of the loop F times as long, as slow as an ESP32 (docs/simulator.md).
 
 import gc
 import sys
@@ -24,7 +25,7 @@ def forget(name):
 def sim_main(argv):
     from scoreboard.hal.sim import SimBoard, TracePlayer, VirtualClock
 
-    opts = {"--trace": None, "--baud": None}
+    opts = {"--trace": None, "--baud": None, "--stretch": None}
     flags = []
     pos = []
     i = 0
@@ -38,7 +39,7 @@ def sim_main(argv):
         i += 1
     if len(pos) != 2:
         print("usage: micropython main.py BOARD.json FLASH_DIR [--trace FILE] [--virtual] "
-              "[--test-mode] [--baud N]")
+              "[--test-mode] [--baud N] [--stretch F]")
         sys.exit(2)
     virtual = "--virtual" in flags
     board = SimBoard(pos[0], pos[1], VirtualClock() if virtual else None)
@@ -55,7 +56,8 @@ def sim_main(argv):
     trace = None
     if opts["--trace"]:
         trace = TracePlayer(board, open(opts["--trace"], "rb"))  # bytes: a bad line is named
-    serve(board, trace=trace, test_mode=True if "--test-mode" in flags else None)
+    serve(board, trace=trace, test_mode=True if "--test-mode" in flags else None,
+          stretch=int(opts["--stretch"] or 1))
 
 
 def run_virtual(board, trace_path, test_mode):

@@ -45,9 +45,10 @@ def expected(out):
     five, spi, banged = out["five"], out["shove_spi"], out["shove_banged"]
     assert five["device"] == "esp32-240ac4010203" and five["problems"] == []
     assert five["pull_13"] == [1, 2] and five["pull_34"] == [1, None]  # pull-up; none on 34-39
-    assert five["irq_gpios"] == [25, 32, 33, 34, 35]  # the five tilt pins, not the buttons
-    assert five["edges"] == [10, 10]  # pin C rose and fell: line 10 both times
-    assert five["irqs_off"] == [True] * 5
+    # Every line has an edge interrupt: the six buttons and the five tilt pins.
+    assert five["irq_gpios"] == [13, 14, 16, 17, 18, 19, 25, 32, 33, 34, 35]
+    assert five["edges"] == [10, 10, 0]  # pin C rose and fell (line 10), confirm (line 0)
+    assert five["irqs_off"] == [True] * 11
     assert five["read"] == 1 and five["level_0"] == 1 and five["index_C"] == 10
     assert five["oled"]["transactions"] == 9  # the window command, then one per page
     assert five["oled"]["bytes"] == 8 * 129 and five["oled"]["lit"] > 50
@@ -63,13 +64,21 @@ def expected(out):
     assert banged == {"pegs": [1 << 13, 0b11], "spi": 0}
     nov = out["novuss"]
     assert nov["read0"] == 0xABCD >> 4 and nov["atten"] == 3 and nov["count"] >= 1
+    # A pocket's beam has an edge interrupt: a passage between two scans is counted (POCKET 9,
+    # pocket 0, RED 0) at the time its beam cleared.
+    assert nov["pocket_irq"] and nov["passage"] == [[9, 0, 0, 1020]]
+    # Sampled on its edges: a press taken while the loop did no tick counts; no timer needed.
+    assert nov["edge_sampled"][0] == 0
+    assert nov["edge_sampled"][1] == [[1, nov["edge_sampled"][2], 50]]  # PRESS, held 50 ms
     pad = out["scorepad"]
     assert pad["idle"] == 0 and pad["down"] == 1 << (1 * 4 + 2) and pad["row_mode"] == 7
+    # The key matrix is sampled by machine.Timer(0) every 5 ms: key "6" (index 6) taken once.
+    assert pad["timer"][:4] == [0, 5, 1, True] and pad["timer"][4] == [[8, 6, 1]]
 
 
 def test_the_esp32_hal_runs_on_the_unix_port_against_the_fake_machine(tmp_path):
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(FAKE), str(FIRMWARE), ".frozen"]))
-    out = subprocess.run([micropython_path(), "-X", "heapsize=512k", str(SCRIPT), str(BOARDS),
+    out = subprocess.run([micropython_path(), "-X", "heapsize=1024k", str(SCRIPT), str(BOARDS),
                           str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     expected(json.loads(out.stdout))

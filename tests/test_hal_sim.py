@@ -78,7 +78,8 @@ def test_lines_read_logical_bitmaps_in_line_order(table):
     assert table.lines.index("pin.C") == 10
 
 
-def test_edge_callbacks_only_for_tilt_lines_and_only_on_change(table):
+def test_edge_callbacks_for_every_line_and_only_on_change(table):
+    # Every switch line interrupts, buttons too: a change is sampled when it happens.
     edges = []
     table.lines.on_edge(edges.append)
     table.set_line("btn.foul", 1)
@@ -86,10 +87,10 @@ def test_edge_callbacks_only_for_tilt_lines_and_only_on_change(table):
     table.set_line("pin.2", 1)  # no change, no edge
     table.set_line("pin.2", 0)
     table.set_line("pin.C", 1)
-    assert edges == [7, 7, 10]
+    assert edges == [3, 7, 7, 10]
     table.lines.on_edge(None)
     table.set_line("pin.C", 0)
-    assert edges == [7, 7, 10]
+    assert edges == [3, 7, 7, 10]
 
 
 def test_unknown_lines_and_bad_values_are_refused(table, shove):
@@ -588,16 +589,17 @@ def test_esp32_lines_apply_pulls_and_polarity(fake_machine, tmp_path):
     assert board.storage.root == str(tmp_path / "journal")
 
 
-def test_esp32_edge_interrupts_on_tilt_lines_only(fake_machine, tmp_path):
+def test_esp32_edge_interrupts_on_every_line(fake_machine, tmp_path):
     fake, esp32 = fake_machine()
     board = esp32.make_board(FIVE, journal=str(tmp_path))
     seen = []
     board.lines.on_edge(seen.append)
-    assert sorted(fake.irqs) == [25, 32, 33, 34, 35]
+    # The six buttons and the five tilt pins: every change is noted when it happens.
+    assert sorted(fake.irqs) == [13, 14, 16, 17, 18, 19, 25, 32, 33, 34, 35]
     for handler, trigger in fake.irqs.values():
         assert trigger == 3  # IRQ_RISING | IRQ_FALLING
         handler(object())  # the port passes the Pin
-    assert sorted(seen) == [6, 7, 8, 9, 10]
+    assert sorted(seen) == list(range(11))
     board.lines.on_edge(None)
     assert all(h is None for h, _ in fake.irqs.values())
 

@@ -20,6 +20,13 @@ from .rules import ConfigError, RuleError, rules_for
 FIRMWARE_VERSION = "0.1.0"
 _PEG_FAULT_BASE = 64  # FAULT ids of peg holes: 64 + side * 27 + bit (switch lines are < 30)
 _KEY_FAULT_BASE = 128  # FAULT ids of keypad keys: 128 + key
+_SAMPLES = 32  # changes the sampling timer notes before the loop runs the sensing layer on them
+_RAM_BLOCKS = 3  # blocks of a game's codes kept in RAM (spill.SpilledCodes.RAM_BLOCKS)
+_HEAP_CHECK_MS = 30000  # the heap is measured this often, between two scans
+_REST_MS = 100  # the loop's look at a table at rest (App.rest_ms)
+_WAIT_MS = 50  # ... while only a timer of the sensing layer runs
+_HEAP_LOW = 8 * 1024  # free heap below this, or a largest block below _BLOCK_LOW: near its end
+_BLOCK_LOW = 2 * 1024
 
 
 class App:
@@ -68,13 +75,18 @@ class App:
                                          ps["black_below"], ps["red_below"], colour,
                                          ring=self.ring)
             self._pk_shift = self.nbtn + npins
+            self._pk_colour = colour
+        self._npins = npins
         if npins:
             self.tilt = sense.TiltLatch(npins, T["min_fall_ms"], T["settle_ms"], ring=self.ring)
-            self._stamped = hasattr(lines, "edge_ms")  # the hal gives each edge its own ms
-            self._edge_cb = self._edge  # bound once: an interrupt must not allocate it
-            lines.on_edge(self._edge_cb)
+        # Every switch line has an edge interrupt: a tilt pin's fall or a ball's passage is
+        # timed from its edges, and any change is sampled when it happens (start_sampling).
+        self._stamped = hasattr(lines, "edge_ms")  # the hal gives each edge its own ms
+        self._edge_cb = self._edge  # bound once: an interrupt must not allocate it
+        lines.on_edge(self._edge_cb)
         self.grid = None
         self.peg_health = None
+        self._pegbuf = array("i", [0, 0])
         if board.pegs is not None:
             self.grid = sense.PegGrid(T["peg_debounce_ms"], ring=self.ring)
             # Pegs legitimately stay in for a whole game: only chatter is a fault there.
@@ -83,10 +95,32 @@ class App:
                                  ring=self.ring, base=_PEG_FAULT_BASE),
                 sense.LineHealth(27, 0, T["chatter_edges"], T["chatter_window_ms"],
                                  ring=self.ring, base=_PEG_FAULT_BASE + 27))
-            self._pegbuf = array("i", [0, 0])
             self._peg_every = T["peg_scan_ms"]
             self._peg_last = None
         self._ev = array("i", [0, 0, 0, 0])
+        self._step = T["scan_ms"]
+        self._sampling = False  # the lines are sampled on their edges (start_sampling)
+        self._sampler = None  # the board's timer sampling a keypad or pegs
+        self._s_seen = 0  # the latest time the inputs were looked at
+        # The ring of samples (start_sampling), made here while the heap is in one piece.
+        self._s_t = array("i", bytes(4 * _SAMPLES))
+        self._s_v = array("i", bytes(16 * _SAMPLES))  # raw, keys, side 0 pegs, side 1 pegs
+        self._s_now = array("i", [0, 0, 0, 0])  # the inputs of the latest sample noted
+        self._s_pegs = array("i", [0, 0])
+        self._s_cb = self.sample  # bound once: the timer must not allocate it
+        self._s_r = self._s_w = 0  # read by tick only / written by sample only
+        self._s_lost = 0  # samples the ring had no room for
+        self._s_last = 0  # when the latest sample was taken
+        self._p_raw = self._p_keys = 0  # the inputs of the latest sample tick() ran over
+        self._idle = False  # the sensing layer waited for nothing after its last run
+        # The gauge (status, chalk watch, the service view): the longest gap between two scans
+        # (or samples) since boot, the longest step of the main loop (serve sets it), the heap.
+        self.gap_ms = 0
+        self.step_ms = 0
+        self._scan_t = None
+        self.heap = [None, None]  # free heap, largest block (bytes) at the last check
+        self.heap_low = False  # the last check found the heap near its end
+        self._heap_due = None  # ticks when the heap is checked next
         self._long = 0  # buttons held past long_ms, acted on at release
         self.journal = journal or chain.ChainedJournal(board.storage.root)
         self.display = Display(board.display)
@@ -109,6 +143,7 @@ class App:
         self.played = 0  # ticks of the host's last act or new (serve.py: the signer waits)
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
+        self._spill_failed = -1  # the game's length when a checkpoint could not be written
         self.dirty = True
 
     # -- boot and games ----------------------------------------------------------------------
@@ -133,6 +168,8 @@ class App:
             # progress is left on flash as it is, unfinished, and play goes on in a new one.
             res = self._unreadable(e)
         boardkey.booted(self)
+        if self.game is not None and hasattr(self.game._codes, "store"):
+            self.game._codes.store.verify = False  # the fold checked every slot
         for e in res.errors:
             self.problems.append("journal %s line %s: %s" % (e["file"], e["line"], e["error"]))
         if res.header is not None and self.game is None and self._resumable:
@@ -207,6 +244,7 @@ class App:
             pending = self.game.prepare(action)
             self._keep_last(action, pending)
             self.game.push(pending)  # no state dict per action at boot
+            self._checkpoint(True)  # at boot at once: the loop has not started
         except Exception as e:  # a RuleError, or an action the rules' code cannot read
             # A journal written by other rules: actions appended after this one would be lost
             # at the next boot too, so this game is closed and a new one starts.
@@ -258,6 +296,8 @@ class App:
                 from .boardkey import end_game
 
                 end_game(self, end)  # journaled, sent, and signed between scans
+                if self.game is not None and hasattr(self.game._codes, "store"):
+                    self.game._codes.store.remove()  # the ended game's checkpoints
             no, seq = self.journal.new_game(header)
         except (OSError, JournalError) as e:
             # Flash full or failing: say so; a board with no game yet still shows one, which
@@ -363,26 +403,204 @@ class App:
         self.emit("warn", {"refused": e.rule, "message": str(e)})
         self.dirty = True
 
+    def taken(self, t):
+        """When the board takes a press released at t: its release confirmed, min_press_ms on
+        (the loop runs the sensing layer over its notes later, but judges them at their time)."""
+        return self.clock.ticks_add(t, self.cfg["timings"]["min_press_ms"])
+
     def button(self, ident):
         return self.btn_names[ident] if 0 <= ident < self.nbtn else None
 
     # -- the loop ----------------------------------------------------------------------------
     def _edge(self, line):
-        # Edge interrupt of a tilt line: ints only (sense.TiltLatch.note_edge allocates nothing).
-        # The edge's own time when the hal knows it (the simulated board replaying a trace:
-        # lines.edge_ms), else now (the board's handler runs within a ms or so of its edge).
+        # Edge interrupt of a tilt line or a pocket beam: ints only (TiltLatch.note_edge and
+        # PocketCounter.note_edge allocate nothing). The edge's own time when the hal knows it
+        # (the simulated board replaying a trace: lines.edge_ms), else now (the board's handler
+        # runs within a ms or so of its edge).
         lines = self.board.lines
+        i = line - self.nbtn
         t = lines.edge_ms if self._stamped else -1
         if t < 0:
             t = self.clock.ticks_ms()
         v = lines.level(line)
-        self.tilt.note_edge(line - self.nbtn, t, v)
+        if i < 0:
+            pass  # a button: its change is noted with the others' levels, below
+        elif i < self._npins:
+            self.tilt.note_edge(i, t, v)
+        else:
+            i -= self._npins
+            colour = -1
+            if v and self._pk_colour >> i & 1:
+                colour = self.board.analog.read(i)  # what is in front of the sensor now
+            self.pockets.note_edge(i, t, v, colour)
+        if self._sampling:
+            self.sample_lines(t)
         if self.recorder is not None:
             self.recorder.edge(t, line, v)
 
     def scan(self, t):
         """The sensing step: lines in, events into the ring. Allocates nothing."""
         raw = self.board.lines.read()
+        pegs = False
+        if self.grid is not None and (self._peg_last is None or self.clock.ticks_diff(
+                t, self._peg_last) >= self._peg_every):
+            self._peg_last = t
+            self.board.pegs.scan_into(self._pegbuf)
+            pegs = True
+        self._process(t, raw, self.board.keypad.scan() if self.keys is not None else 0, pegs,
+                      self.board.analog)
+
+    # -- sampling ---------------------------------------------------------------------------
+    # Once the main loop runs (start_sampling), the lines are sampled when they change: every
+    # switch line has an edge interrupt (hal Lines.on_edge), whose handler runs between two
+    # bytecodes of whatever the loop is doing and notes the lines in a preallocated ring;
+    # lines that cannot interrupt (a scorepad's key matrix, a shove ha'penny board's peg chain)
+    # are sampled by the board's timer (board.sampler) instead. tick() then runs the sensing
+    # layer over those samples in order, as the scans would have seen them (the sample before
+    # each change still saw the old levels), so a press or a passage during a long step of the
+    # loop is never missed, and a table at rest costs the loop almost nothing: it sleeps.
+
+    def start_sampling(self, callback=None):
+        """Sample on edges (and by the board's timer, for a keypad or pegs) from now on.
+        `callback`: what the timer calls instead of sample() (serve's stretch)."""
+        now = self._s_now
+        now[0] = self.board.lines.read()
+        now[1] = self.board.keypad.scan() if self.keys is not None else 0
+        now[2] = self._s_pegs[0] = self._pegbuf[0]
+        now[3] = self._s_pegs[1] = self._pegbuf[1]
+        self._s_peak = None
+        if self.pockets is not None and self.board.analog is not None:
+            self._s_peak = _Peaks(self.board.analog.count)
+        self._p_raw = now[0]
+        self._p_keys = now[1]
+        self._s_prev = -1
+        self._s_last = self._s_seen = self.clock.ticks_ms()
+        self._sampling = True
+        if self.pockets is not None:
+            self.pockets.edges_only = True
+        timer = getattr(self.board, "sampler", None)
+        if timer is not None and (self.keys is not None or self.grid is not None):
+            self._sampler = timer(self._step if self.keys is not None else self._peg_every,
+                                  callback or self._s_cb)
+        return True
+
+    def stop_sampling(self):
+        self._sampling = False
+        if self.pockets is not None:
+            self.pockets.edges_only = False
+        if self._sampler is not None:
+            self._sampler.deinit()
+            self._sampler = None
+
+    def sample(self, _arg=None):
+        """Read every input (the lines, the keypad, the pegs when due, the colour of a broken
+        beam) and note a change: the timer's callback, and the loop's own look at each pass.
+        Allocates nothing."""
+        board = self.board
+        t = self.clock.ticks_ms()
+        if self._sampler is not None:
+            gap = self.clock.ticks_diff(t, self._s_last)
+            if gap > self.gap_ms:
+                self.gap_ms = gap  # the longest the timer went without sampling
+            self._s_last = t
+        pegs = self._s_pegs
+        if self.grid is not None and (self._peg_last is None or self.clock.ticks_diff(
+                t, self._peg_last) >= self._peg_every):
+            self._peg_last = t
+            board.pegs.scan_into(pegs)
+        self._note(t, board.lines.read(),
+                   board.keypad.scan() if self.keys is not None else 0)
+
+    def sample_lines(self, t=-1):
+        """The switch lines only, at t (an edge's own time; default now): an edge's handler, and
+        the loop's look while a timer samples the keypad or the pegs, which it alone reads.
+        Allocates nothing."""
+        self._note(self.clock.ticks_ms() if t < 0 else t, self.board.lines.read(),
+                   self._s_now[1])
+
+    def _note(self, t, raw, keys):
+        now = self._s_now
+        pegs = self._s_pegs
+        peak = self._s_peak
+        if peak is not None:
+            m = (raw >> self._pk_shift) & self._pk_colour
+            i = 0
+            while m:
+                if m & 1:
+                    peak.note(i, self.board.analog.read(i))
+                m >>= 1
+                i += 1
+        if raw != now[0] or keys != now[1] or pegs[0] != now[2] or pegs[1] != now[3]:
+            w = self._s_w
+            nxt = w + 1 if w + 1 < _SAMPLES else 0
+            if nxt == self._s_r:
+                if self._s_lost < 0x3FFFFFFF:
+                    self._s_lost += 1  # the loop is far behind: noted again at the next sample
+            else:
+                self._s_t[w] = t
+                v = self._s_v
+                k = 4 * w
+                v[k] = raw
+                v[k + 1] = keys
+                v[k + 2] = pegs[0]
+                v[k + 3] = pegs[1]
+                now[0] = raw
+                now[1] = keys
+                now[2] = pegs[0]
+                now[3] = pegs[1]
+                self._s_w = nxt
+        if self.clock.ticks_diff(t, self._s_seen) > 0:
+            self._s_seen = t
+
+    def rest_ms(self):
+        """How long the loop may sleep before it looks again: 0 while something new was noted
+        (or the screen is to be drawn); _WAIT_MS while only a timer in the sensing layer runs (a
+        bounce, a held press, a shot window settling: their ends are judged to that much, as
+        micropython-async polls a switch); _REST_MS when nothing waits at all. Edges are noted
+        meanwhile by their handlers."""
+        if not (self._sampling and self._s_r == self._s_w and not self.dirty
+                and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
+                and (self.pockets is None or self.pockets._r_r == self.pockets._r_w)):
+            return 0
+        return _REST_MS if self._idle else _WAIT_MS
+
+    def _drain(self):
+        """Run the sensing layer over the samples taken since the last tick. Allocates
+        nothing."""
+        step = self._step
+        v = self._s_v
+        r = self._s_r
+        w = self._s_w
+        prev = self._s_prev
+        peak = self._s_peak
+        while r != w:
+            t = self._s_t[r]
+            k = 4 * r
+            if prev >= 0 and self.clock.ticks_diff(t, prev) > step:
+                # The sample before this change saw the old levels: the scan there first.
+                self._process(self.clock.ticks_add(t, -step), self._p_raw, self._p_keys, False,
+                              peak)
+            self._pegbuf[0] = v[k + 2]
+            self._pegbuf[1] = v[k + 3]
+            self._p_raw = v[k]
+            self._p_keys = v[k + 1]
+            self._process(t, v[k], v[k + 1], self.grid is not None, peak)
+            prev = t
+            r = r + 1 if r + 1 < _SAMPLES else 0
+            self._s_r = r
+        t = self._s_seen
+        if prev < 0 or self.clock.ticks_diff(t, prev) > 0:
+            # Nothing changed since: the sensing layer runs only if something in it waits for
+            # time to pass (a press held, a bounce, a shot window) or an edge came meanwhile;
+            # an idle table costs the loop almost nothing.
+            if not (self._idle and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
+                    and (self.pockets is None or self.pockets._r_r == self.pockets._r_w)):
+                self._process(t, self._p_raw, self._p_keys, self.grid is not None, peak)
+                prev = t
+        self._s_prev = prev
+
+    def _process(self, t, raw, keys, pegs, analog):
+        """The sensing layer over one scan's inputs (pegs: the peg buffer is fresh)."""
         rec = self.recorder
         if rec is not None:
             rec.scan(t, raw)
@@ -390,12 +608,9 @@ class App:
         if self.tilt is not None:
             self.tilt.tick(t, (raw >> self.nbtn) & self._pin_all)
         if self.pockets is not None:
-            self.pockets.tick(t, raw >> self._pk_shift, self.board.analog)
-        if self.grid is not None and (self._peg_last is None or self.clock.ticks_diff(
-                t, self._peg_last) >= self._peg_every):
-            self._peg_last = t
+            self.pockets.tick(t, raw >> self._pk_shift, analog)
+        if pegs:
             buf = self._pegbuf
-            self.board.pegs.scan_into(buf)
             if rec is not None:
                 rec.pegs(t, 0, buf[0], _PEG_FAULT_BASE)
                 rec.pegs(t, 1, buf[1], _PEG_FAULT_BASE + 27)
@@ -403,23 +618,124 @@ class App:
             self.peg_health[1].tick(t, buf[1])
             self.grid.tick(t, buf[0], buf[1])
         if self.keys is not None:
-            self.keys.tick(t, self.board.keypad.scan())
+            self.keys.tick(t, keys)
         # Buttons last: a press acts on what the sensors said in the same scan, so a shot
         # window settling (SHOT) or a peg settling (PEG) reaches the referee before the
         # "confirm"/"done" released in that scan, not after it (else the settled pins went to
         # the next shot, and a peg mismatch found by "done" was cleared by the PEG behind it).
         self.buttons.mute = self.health.faulty & self.btn_mask
         self.buttons.tick(t, raw & self.btn_mask)
+        if self._sampling:
+            self._idle = self._quiet(raw, keys)
+
+    def _quiet(self, raw, keys):
+        """True if no part of the sensing layer waits for time to pass with these inputs."""
+        if not (self.buttons.quiet(raw & self.btn_mask) and self.health.quiet(raw)):
+            return False
+        if self.tilt is not None and not self.tilt.quiet((raw >> self.nbtn) & self._pin_all):
+            return False
+        if self.pockets is not None and not self.pockets.quiet(raw >> self._pk_shift):
+            return False
+        if self.grid is not None:
+            a = self._pegbuf[0]
+            b = self._pegbuf[1]
+            if not (self.grid.quiet(a, b) and self.peg_health[0].quiet(a)
+                    and self.peg_health[1].quiet(b)):
+                return False
+        return self.keys is None or self.keys.quiet(keys)
 
     def tick(self):
-        """One pass of the main loop: sense, referee, display."""
-        t = self.clock.ticks_ms()
-        self.scan(t)
+        """One pass of the main loop: sense (or the samples the timer took), referee, display."""
+        if self._sampling:
+            if self._sampler is None:
+                self.sample()  # a look at every input: what no edge could tell
+            else:
+                self.sample_lines()
+            self._drain()
+        else:
+            t = self.clock.ticks_ms()
+            if self._scan_t is not None:
+                gap = self.clock.ticks_diff(t, self._scan_t)
+                if gap > self.gap_ms:
+                    self.gap_ms = gap
+            self._scan_t = t
+            self.scan(t)
         ev = self._ev
         while self.ring.pop_into(ev):
             self.on_event(ev[0], ev[1], ev[2], ev[3])
         if self.dirty or self.service:
             self.refresh()  # the service view follows every line live
+        elif self.game is not None and getattr(self.game._codes, "_ram", len(
+                self.game._codes._blocks) - 1) >= _RAM_BLOCKS:
+            self._checkpoint(False)  # a checkpoint to flash: a step of its own, between scans
+        else:
+            t = self.clock.ticks_ms()
+            if self._heap_due is None or self.clock.ticks_diff(t, self._heap_due) >= 0:
+                self._heap_due = self.clock.ticks_add(t, _HEAP_CHECK_MS)
+                self.check_heap()  # a step of its own too
+
+    def check_heap(self):
+        """Measure the heap (gauge.py); near its end, say so on the screen and to the host, and
+        keep fewer blocks of the game's codes in RAM (a checkpoint to flash, at once)."""
+        from .gauge import measure
+
+        free, block = measure()
+        self.heap[0] = free
+        self.heap[1] = block
+        if free is None:
+            return
+        low = free < _HEAP_LOW or block < _BLOCK_LOW
+        if low and self.game is not None:
+            codes = self.game._codes
+            if not hasattr(codes, "store") and len(codes._blocks) > 1:
+                self._checkpoint(True, force=True)
+                codes = self.game._codes
+            if hasattr(codes, "store") and codes.RAM_BLOCKS > 2:
+                codes.RAM_BLOCKS = 2
+                self._checkpoint(True)
+        if low != self.heap_low:
+            self.heap_low = low
+            self.dirty = True
+            self.emit("warn", {"warning": self.heap_warning() if low else "heap ok",
+                               "heap": {"free": free, "block": block}})
+
+    def heap_warning(self):
+        return "heap low: %dK free, %dK block" % (self.heap[0] // 1024, self.heap[1] // 1024)
+
+    def gauge(self):
+        """The status reply's gauge: free heap, largest block, longest scan gap and step."""
+        return {"mem_free": self.heap[0], "mem_block": self.heap[1], "gap_ms": self.gap_ms,
+                "step_ms": self.step_ms}
+
+    def _checkpoint(self, booting, force=False):
+        """Blocks of a long game's codes beyond the newest few go to its checkpoint file, so
+        its RAM does not grow (spill.py): the file is made once the game needs it (or the heap
+        runs low: `force`), and one block is written a call (at boot: all that are due)."""
+        game = self.game
+        if game is None:
+            return
+        codes = game._codes
+        if (len(codes._blocks) <= _RAM_BLOCKS and not force) or len(game) == self._spill_failed:
+            return
+        if not hasattr(codes, "store"):
+            no = (self.header or {}).get("game_no")
+            if type(no) is not int:
+                return
+            from . import spill
+
+            store = spill.attach(game, spill.path_for(self.journal.root, no))
+            store.verify = booting  # boot folds the journal again: rewrite only what differs
+        try:
+            while game.spill() and booting:
+                pass
+        except OSError as e:
+            self._spill_failed = len(game)  # tried again after the next action
+            # Flash full: the block stays in RAM (the game's heap grows until it is fixed).
+            msg = "checkpoint: %s; the game keeps its actions in RAM" % e
+            if self.error != msg:
+                self.error = msg
+                self.emit("warn", {"warning": msg})
+                self.dirty = True
 
     def on_event(self, kind, ident, value, t):
         if kind == sense.FAULT:
@@ -466,6 +782,8 @@ class App:
         out += self.referee.warnings()
         if self.error:
             out.append(self.error)
+        if self.heap_low:
+            out.append(self.heap_warning())
         return out + self.problems
 
     def refresh(self):
@@ -505,11 +823,16 @@ class App:
         if self.keys is not None:
             # The keys held now (several: a chord, or a phantom key of the matrix) and the presses
             # taken so far.
-            raw = self.board.keypad.scan()
+            # (the keys the sampling timer read last: it alone drives the rows while it runs)
+            raw = self._s_now[1] if self._sampling else self.board.keypad.scan()
             legends = self.cfg["keypad"]["keys"]
             rows.append("keys " + "".join(legends[i] for i in range(len(legends))
                                           if raw >> i & 1))
             rows.append("taken %d" % self.keys.presses)
+        if self.heap[0] is not None:
+            # The gauge: free heap and largest block (KB), the longest scan gap (ms).
+            rows.append("mem %d/%dK %dms" % (self.heap[0] // 1024, self.heap[1] // 1024,
+                                             self.gap_ms))
         return rows
 
     # -- what the host asks ------------------------------------------------------------------
@@ -569,8 +892,8 @@ class App:
                "outcome": self.game.outcome(), "warnings": self.warnings(), "last": self.last,
                "note": self.referee.status(), "screen": self.display.rows,
                "mode": "service" if self.service else "scoring",
-               "record": self.recorder is not None,
-               "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}
+               "record": self.recorder is not None, "mem_free": self.heap[0],
+               "mem_block": self.heap[1], "gap_ms": self.gap_ms, "step_ms": self.step_ms}
         # The latest action (as journaled), the state before it and, for an undo, the action
         # it took back (only then); the game's config. A reply that does not fit goes without
         # them (link.py _SPARE), and so does one the heap has no room for now (spare False).
@@ -584,6 +907,23 @@ class App:
                 out["undid"] = self._last_undid
         out["config"] = self.game.config
         return out
+
+
+class _Peaks:
+    """The highest colour reading of each pocket the sampling timer saw since the sensing layer
+    last asked: read(i) gives it (-1: none) and starts afresh. Allocates nothing."""
+
+    def __init__(self, n):
+        self._v = array("i", [-1] * n)
+
+    def note(self, i, v):
+        if v > self._v[i]:
+            self._v[i] = v
+
+    def read(self, i):
+        v = self._v[i]
+        self._v[i] = -1
+        return v
 
 
 def _bits(x):

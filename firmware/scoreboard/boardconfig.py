@@ -553,6 +553,12 @@ def tilt_mask(cfg):
     return mask
 
 
+def edge_mask(cfg):
+    """Bitmap of the Lines with an edge interrupt: all of them (buttons, tilt switches, pocket
+    beams), so no change is missed between two looks and a table at rest needs none."""
+    return (1 << len(switch_names(cfg))) - 1
+
+
 def active_low_mask(cfg):
     """Bitmap of the Lines whose pressed/tilted level is 0 (the hal inverts these)."""
     mask = 0

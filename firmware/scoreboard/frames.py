@@ -291,8 +291,10 @@ COMPACT = ("a", "r")
 def _text_ok(text):
     if type(text) is not str or not text or text[0] == "{" or len(text) > MAX_LINE:
         return False
-    for c in text:
-        if not " " <= c <= "~":
+    # Over the bytes, not the characters: each character of a str iterated is a new str (on
+    # MicroPython, interned: its pool grows, and on a heap in pieces may find no block).
+    for c in text.encode():
+        if not 32 <= c <= 126:
             return False
     return True
 

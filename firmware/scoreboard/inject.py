@@ -29,7 +29,13 @@ def inject(handler, args):
         else:
             handler.pending.append([app.clock.ticks_add(now, t), a, b])
             lines += 1
-    handler.pending.sort(key=lambda p: app.clock.ticks_diff(p[0], now))
+    # In time order, changes at the same ms in the order given (MicroPython's sort is not
+    # stable: the position breaks ties, so a colour set with its beam's break comes first).
+    pending = handler.pending
+    order = {}
+    for k in range(len(pending)):
+        order[id(pending[k])] = k
+    pending.sort(key=lambda p: (app.clock.ticks_diff(p[0], now), order[id(p)]))
     return {"events": len(args["events"]), "queued": lines}
 
 

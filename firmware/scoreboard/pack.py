@@ -109,7 +109,7 @@ _DEC = [None, None, None]  # type: list
 def _decoder(game):
     """A fresh instance of the game's rules (one kept at a time): decoding with it, not with the
     game that made the code, tells a code that stands alone from one that means something only
-    to its game (an index into a table it keeps, as domino-bingo's hands are)."""
+    to its game (an index into a table it keeps)."""
     if _DEC[0] is not type(game) or _DEC[1] != game.config:
         _DEC[2] = None
         _DEC[2] = type(game)(game.config)

@@ -3,9 +3,10 @@
 # While recording is on, the sensing step and the tilt-line edge callback note each change of a
 # line into preallocated rings (ints into arrays: no allocation, safe in an interrupt handler),
 # and the main loop drains them between scans into `line` frames (docs/serial-protocol.md), which
-# the host writes as a sensor trace (docs/sensor-trace.md). Buttons, pocket beams and pegs are
-# seen by the scan (its ms), tilt lines by their edge callback (the ms of the edge, as the tilt
-# latch takes them), so a replay of the recording sees what the board saw. (Analog colour
+# the host writes as a sensor trace (docs/sensor-trace.md). Buttons and pegs are seen by the
+# scan (its ms), tilt lines and pocket beams by their edge callback (the ms of the edge, as the
+# tilt latch and the pocket counter take them), so a replay of the recording sees what the
+# board saw. (Analog colour
 # sensors and a scorepad's keys are not switch lines: they are not recorded.)
 
 from array import array
@@ -68,9 +69,9 @@ class Recorder:
     def __init__(self, app, capacity=64):
         self.app = app
         self.scan_ring = ChangeRing(capacity)  # buttons and pegs, written by App.scan
-        self.edge_ring = ChangeRing(capacity)  # tilt lines, written by the edge callback
+        self.edge_ring = ChangeRing(capacity)  # tilt lines, pocket beams: the edge callback
         lines = app.board.lines
-        # The scan sees every switch line without an edge interrupt (buttons, pocket beams).
+        # The scan sees every switch line without an edge interrupt (the buttons).
         self._mask = ((1 << lines.count) - 1) & ~lines.edge_mask
         self._btn_prev = lines.read() & self._mask
         self._pegs_prev = array("i", [0, 0])
@@ -108,7 +109,7 @@ class Recorder:
                 i += 1
 
     def edge(self, t, line, v):
-        """A tilt line's edge (from the edge callback). Allocates nothing."""
+        """A tilt line's or a pocket beam's edge (from the edge callback). Allocates nothing."""
         self.edge_ring.push(t, line, v)
 
     def drain(self, emit, limit=16):

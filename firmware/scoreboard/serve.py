@@ -23,14 +23,16 @@ class Handler:
     def __init__(self, app):
         self.app = app
         self.pending = []  # injected line changes: [due ticks, line name, v], in time order
+        self._editing = False  # cmd_inject is changing `pending` (the sampling timer waits)
 
     def cmd_hello(self, args):
         return self.app.hello()
 
     def cmd_state(self, args):
-        # The longest reply there is (state, screen, warnings): collected first, so encoding
-        # it finds whole blocks on a heap that play has left in pieces.
-        gc.collect()
+        # The longest reply there is (state, screen, warnings): collected first (the heap
+        # gauge measures after a collection), so encoding it finds whole blocks on a heap that
+        # play has left in pieces.
+        self.app.check_heap()
         try:
             return self.app.status()
         except MemoryError:  # no whole block for the latest action's keys: the reply without
@@ -104,7 +106,7 @@ class Handler:
     def cmd_service(self, args):
         self.app.service = args["on"]
         self.app.dirty = True
-        return {"service": args["on"], "lines": self.app.lines_now()}
+        return {"service": args["on"], "lines": self.app.lines_now(), "gauge": self.app.gauge()}
 
     def cmd_record(self, args):
         app = self.app
@@ -119,7 +121,11 @@ class Handler:
     def cmd_inject(self, args):
         from .inject import inject  # test mode only: a scoring board never loads it
 
-        return inject(self, args)
+        self._editing = True
+        try:
+            return inject(self, args)
+        finally:
+            self._editing = False
 
     def due(self, now):
         """Apply injected line changes that are due."""
@@ -127,6 +133,20 @@ class Handler:
         while self.pending and app.clock.ticks_diff(now, self.pending[0][0]) >= 0:
             at, name, v = self.pending.pop(0)
             app.board.set_line(name, v, at)  # at its own ms, as a pin's interrupt stamps it
+
+    def world(self):
+        """The injected changes as part of the simulated table's world (hal.sim move_world):
+        applied when due, whatever the loop is doing (not while cmd_inject edits them); the ms
+        until the next, or None."""
+        if self._editing:
+            return 1
+        clock = self.app.clock
+        now = clock.ticks_ms()
+        self.due(now)
+        if not self.pending:
+            return None
+        wait = clock.ticks_diff(self.pending[0][0], now)
+        return wait if wait > 0 else 0
 
 
 def journal_records(journal, after, game=None, game_id=None, want=0, limit=None):
@@ -225,6 +245,11 @@ class Stdin:
         self.prev = b""
         self.stop = False
 
+    def wait(self, ms):
+        """Sleep up to `ms`, or until the host sends something (the port's own poll: a real
+        sleep, during which the board's timer still samples the lines)."""
+        self.poll.poll(ms)
+
     def read(self, limit=256):
         """What is waiting, up to the REPL's sequence (CR Ctrl-C, or Ctrl-C Ctrl-C): the bytes
         after it (mpremote's CR Ctrl-A, say) stay unread for the REPL that takes over."""
@@ -253,6 +278,7 @@ def _budget(board, step):
 
 HEARTBEAT_MS = 1000  # a `beat` after this long without a frame (docs/serial-protocol.md)
 SIGN_QUIET_MS = 300  # the signer's work waits this long after the host's last act or new
+REST_MS = 100  # a pass of the loop this often while the table is at rest
 
 
 def _kbd_intr(c):
@@ -264,17 +290,26 @@ def _kbd_intr(c):
         pass  # CPython, or a port without it
 
 
-def serve(board, trace=None, test_mode=None, stdin=None, write=None):
+def serve(board, trace=None, test_mode=None, stdin=None, write=None, stretch=1):
     # Off from the start: a stray byte during a long boot (the journal replayed) must not stop
     # the app either. Back on whatever ends this.
     _kbd_intr(-1)
     try:
-        return _serve(board, trace, test_mode, stdin, write)
+        return _serve(board, trace, test_mode, stdin, write, stretch)
     finally:
         _kbd_intr(3)
 
 
-def _serve(board, trace, test_mode, stdin, write):
+def _stepped(app, clock, start, slow, t0, s0):
+    """The end of one pass of the loop: the gauge's longest step, then a slowed board's wait."""
+    spent = clock.ticks_diff(clock.ticks_ms(), start)
+    if spent > app.step_ms:
+        app.step_ms = spent
+    if slow is not None:
+        slow.wait(t0, s0)
+
+
+def _serve(board, trace, test_mode, stdin, write, stretch):
     out = write or sys.stdout.write
     app = App(board, test_mode=test_mode)
     handler = Handler(app)
@@ -285,6 +320,25 @@ def _serve(board, trace, test_mode, stdin, write):
     app.emit = link.emit
     app.played = clock.ticks_add(clock.ticks_ms(), -SIGN_QUIET_MS)
     app.boot()
+    # The lines are sampled by the board's timer from now on, whatever the loop is doing (a
+    # simulated board's trace and injected changes move with it); else each pass scans them.
+    slow = None
+    if stretch > 1:
+        from .stretch import Stretch  # a simulated board slowed to a chip's pace only
+
+        slow = Stretch(stretch, app.sample)
+    app.start_sampling(slow.sample if slow is not None else None)
+    # A simulated board's table moves on its own (its trace, injected changes), on the main
+    # thread between two bytecodes as an interrupt would; where it cannot, each pass moves it.
+    world = None
+    move_world = None
+    if type(getattr(board, "world", None)) is list:
+        from .hal.simtimer import move_world, start_world, trace_world
+
+        if trace is not None:
+            board.world.append(lambda: trace_world(trace))
+        board.world.append(handler.world)
+        world = start_world(board)
     stdin = stdin or Stdin()
     wdt_ms = board.cfg["timings"].get("watchdog_ms", 0)
     dog = board.watchdog(wdt_ms) if wdt_ms else None
@@ -292,8 +346,17 @@ def _serve(board, trace, test_mode, stdin, write):
     next_beat = next_tick
     beat_n = -1
     beat_mode = None
+    t0 = s0 = 0
+    if slow is not None:
+        import time
+
+        t_us = time.ticks_us
     try:
         while True:
+            if slow is not None:
+                t0 = t_us()
+                s0 = slow.sampled
+            start = clock.ticks_ms()
             data = stdin.read()
             if data:
                 stop = stdin.stop
@@ -307,10 +370,11 @@ def _serve(board, trace, test_mode, stdin, write):
                     raise KeyboardInterrupt
             now = clock.ticks_ms()
             if clock.ticks_diff(now, next_tick) >= 0:
-                if trace is not None:
-                    trace.poll()
-                if handler.pending:
-                    handler.due(now)
+                late = clock.ticks_diff(now, next_tick)
+                if late + step > app.gap_ms:
+                    app.gap_ms = late + step  # the gauge: the longest a look at the lines waited
+                if world is None and move_world is not None:
+                    move_world(board)
                 app.tick()
                 app.display.step()  # a redraw goes out a page a scan
                 if dog is not None:
@@ -346,8 +410,27 @@ def _serve(board, trace, test_mode, stdin, write):
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
-            elif not link.prepare():  # a stream's next records, between the scans
-                clock.sleep_ms(1)
+                nap = app.rest_ms()
+                if (nap and not link.busy() and not app.display._todo and app.recorder is None
+                        and not handler.pending and not (signer is not None and signer.busy())):
+                    # A table at rest, or only waiting for a timer: nothing to look at until an
+                    # edge (its handler notes it) or the host (the sleep ends with its first
+                    # byte); a look now and then.
+                    next_tick = clock.ticks_add(now, nap)
+                _stepped(app, clock, start, slow, t0, s0)
+            else:
+                _stepped(app, clock, start, slow, t0, s0)
+                if link.prepare():
+                    continue  # a stream's next records, between the scans
+                # Asleep until the next pass (the sampling timer runs meanwhile); bytes from the
+                # host wait in the UART's buffer (a scan period's worth: 57 at 115200 baud).
+                wait = clock.ticks_diff(next_tick, clock.ticks_ms())
+                if wait > 0:
+                    wait = wait if wait < REST_MS else REST_MS
+                    if hasattr(stdin, "wait"):
+                        stdin.wait(wait)  # asleep, woken at once by a byte from the host
+                    else:
+                        clock.sleep_ms(wait)
     except BaseException as e:
         # The app's last word: the host (and the simulator's watchdog) learn that it stopped.
         mode = "repl" if isinstance(e, KeyboardInterrupt) else "stopped"
@@ -359,6 +442,9 @@ def _serve(board, trace, test_mode, stdin, write):
             pass
         raise
     finally:
+        app.stop_sampling()
+        if world is not None:
+            world.deinit()
         if dog is not None:
             dog.release()
         app.journal.close()

@@ -262,6 +262,43 @@ def romfs_partitions(port):
     return 0
 
 
+# The heap a 1,000-action game needs with the firmware as .mpy files on the filesystem, the
+# worst of every game, measured on a 32-bit build of MicroPython's unix port (docs/deploy.md):
+# their bytecode is loaded into the heap, where frozen or ROMFS code stays in flash.
+MPY_HEAP_KB = 153
+_HEAP_QUERY = ("import gc, sys\ngc.collect()\nh = gc.mem_free() + gc.mem_alloc()\ntry:\n"
+               " import esp32\n h += max([r[2] for r in esp32.idf_heap_info(esp32.HEAP_DATA)]"
+               " + [0])\nexcept Exception:\n pass\nprint('chalk-heap', sys.platform, h)")
+
+
+def board_heap(port):
+    """(platform, bytes of heap the board's MicroPython can give: its heap now and, on an ESP32,
+    the largest block it may still add from the system heap), or (None, None). The app must
+    be stopped (at the REPL)."""
+    cmd = [sys.executable, "-m", "mpremote", "connect", port, "resume", "exec", _HEAP_QUERY]
+    _code, lines = _stream(cmd, None, idle=30, what="mpremote")
+    for ln in lines:
+        parts = ln.split()
+        if len(parts) == 3 and parts[0] == "chalk-heap" and parts[2].isdigit():
+            return parts[1], int(parts[2])
+    return None, None
+
+
+def check_heap(port, what):
+    """Refuse to put the firmware on an ESP32's filesystem as `what` (.mpy files or sources)
+    when its heap cannot hold it with a long game (docs/deploy.md): nothing is copied."""
+    platform, heap = board_heap(port)
+    if platform != "esp32" or heap is None:
+        return  # another port (the simulated board: its --heap decides)
+    if heap < MPY_HEAP_KB * 1024:
+        raise ChalkError(
+            "the board on %s has %d KB of heap; the firmware as %s on its filesystem needs "
+            "%d KB for a 1,000-action game: nothing was copied" % (port, heap // 1024, what,
+                                                                   MPY_HEAP_KB),
+            "flash a MicroPython image with a ROMFS partition (docs/deploy.md, ROMFS) and deploy "
+            "again, or freeze the firmware into the image (docs/deploy.md, section 3)")
+
+
 def stop_app(port, timeout=5.0):
     """Interrupt the app (Ctrl-C) and wait for the MicroPython prompt, so mpremote finds a
     REPL. mpremote sends its own Ctrl-C but its next byte (Ctrl-A) can arrive while the app is
@@ -384,6 +421,7 @@ def deploy(port, board_cfg=None, mode="mpy", arch=build.ESP32_ARCH, out=print,
                                  "flash a MicroPython image with one (1.25 or later), or "
                                  "deploy without --romfs: .mpy files on the filesystem")
         if rom_dir is None:
+            check_heap(port, what + " files" if mode == "mpy" else what)
             out("deploying %d files (%s) to the filesystem of %s%s" % (
                 len(files), what, port,
                 " (no ROMFS partition on this board)" if mode == "mpy" and romfs is not False

@@ -72,7 +72,25 @@ def render(status, port=None):
         lines.append("now: %s" % printable(said["note"]))
     for w in said["notices"] + said["warnings"]:
         lines.append("! %s" % printable(w))
+    gauge = gauge_line(status)
+    if gauge:
+        lines.append(gauge)
     return lines
+
+
+def gauge_line(g):
+    """The board's heap and time gauge (state and service replies: mem_free, mem_block, gap_ms,
+    step_ms) in words; None for a board that does not report it."""
+    if not isinstance(g, dict) or not isinstance(g.get("mem_free"), int):
+        return None
+    text = "board: %d KB of heap free" % (g["mem_free"] // 1024)
+    if isinstance(g.get("mem_block"), int):
+        text += " (largest block %d KB)" % (g["mem_block"] // 1024)
+    if isinstance(g.get("gap_ms"), int):
+        text += ", longest gap between scans %d ms" % g["gap_ms"]
+    if isinstance(g.get("step_ms"), int):
+        text += ", longest step %d ms" % g["step_ms"]
+    return text
 
 
 def one_line(status):
@@ -91,6 +109,8 @@ def one_line(status):
     if said["last"]:
         parts.append("last: %s" % printable(said["last"]))
     parts += ["! %s" % printable(w) for w in said["notices"] + said["warnings"]]
+    if isinstance(status.get("mem_free"), int):
+        parts.append("heap %dK free" % (status["mem_free"] // 1024))
     return " | ".join(parts)
 
 

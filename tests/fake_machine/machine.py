@@ -4,7 +4,8 @@
 #
 # What it models: Pin (mode, pull, level by GPIO, IRQ handlers that edges call), SPI (its
 # settings; reads clock an attached device, e.g. hal.sim.ShiftChain), I2C (every transaction
-# recorded, optionally failing), WDT (feeds counted), unique_id. Helpers for tests: set_level()
+# recorded, optionally failing), WDT (feeds counted), Timer (its settings; fire_timers() runs
+# the callbacks, as the port's scheduler would), unique_id. Helpers for tests: set_level()
 # (which fires a matching IRQ), attach() (route a GPIO to callables), reset().
 
 levels = {}  # GPIO -> 0/1 on the wire
@@ -17,6 +18,7 @@ i2c_log = []  # ("init", bus, scl, sda, freq) / ("writeto", addr, bytes) / ("wri
 i2c_fail = [False]
 wdt = {"timeout": None, "feeds": 0}
 adc_values = {}  # GPIO -> 16-bit reading of an ADC on it
+timers = []  # every Timer made, in order
 _ID = b"\x24\x0a\xc4\x01\x02\x03"
 
 
@@ -32,6 +34,7 @@ def reset():
     wdt["timeout"] = None
     wdt["feeds"] = 0
     adc_values.clear()
+    del timers[:]
 
 
 def unique_id():
@@ -133,3 +136,30 @@ class WDT:
 
     def feed(self):
         wdt["feeds"] += 1
+
+
+class Timer:
+    ONE_SHOT = 0
+    PERIODIC = 1
+
+    def __init__(self, id=-1):
+        self.id = id
+        self.mode = None
+        self.period = None
+        self.callback = None
+        timers.append(self)
+
+    def init(self, mode=1, period=-1, callback=None, freq=-1):
+        self.mode = mode
+        self.period = period
+        self.callback = callback
+
+    def deinit(self):
+        self.callback = None
+
+
+def fire_timers():
+    """Run every started timer's callback once (a period has passed)."""
+    for t in timers:
+        if t.callback is not None:
+            t.callback(t)

@@ -29,7 +29,7 @@ edges = []
 five.lines.on_edge(edges.append)
 machine.set_level(32, 1)  # pin C tilts: its IRQ runs, the callback gets the line index
 machine.set_level(32, 0)
-machine.set_level(13, 0)  # confirm pressed: no IRQ on a button
+machine.set_level(13, 0)  # confirm pressed: a button's IRQ too (line 0)
 five.lines.on_edge(None)
 out["five"] = {
     "device": five.device_id, "problems": five.problems, "names": list(five.lines.names),
@@ -129,6 +129,47 @@ nov = esp32.make_board(nov_cfg, journal=journal)
 out["novuss"] = {"count": nov.analog.count, "read0": nov.analog.read(0),
                  "atten": machine.modes[32][1],
                  "none": [nov.analog.read(i) for i in range(nov.analog.count)].count(0)}
+# A puck through pocket 1's beam between two scans: only its IRQ edges see it.
+from scoreboard.app import App  # noqa: E402
+from scoreboard.hal.sim import VirtualClock  # noqa: E402
+
+p1 = nov_cfg["pockets"]["1"]
+for entry in list(nov_cfg["buttons"].values()) + list(nov_cfg["pockets"].values()):
+    machine.levels[entry["pin"]] = 1 - entry.get("active", 0)  # every line idle
+nov = esp32.make_board(nov_cfg, journal=journal + "/nov")
+nov.clock = VirtualClock(1000)
+app = App(nov)
+app.boot()
+app.scan(nov.clock.ticks_ms())
+while app.ring.pop_into(app._ev):
+    pass
+machine.adc_values[p1["colour"]] = 2000 << 4  # a red puck in front of the sensor
+machine.set_level(p1["pin"], p1["active"])  # the beam broken: its IRQ runs
+nov.clock.advance(20)
+machine.set_level(p1["pin"], 1 - p1["active"])
+nov.clock.advance(30)
+app.scan(nov.clock.ticks_ms())
+got = []
+while app.ring.pop_into(app._ev):
+    got.append(list(app._ev))
+out["novuss"]["pocket_irq"] = p1["pin"] in machine.irqs
+out["novuss"]["passage"] = got
+# Sampled on edges: a press of "own" while the loop is busy elsewhere (no tick): its IRQs note
+# the lines; then one tick runs the sensing layer over the samples: the press counts. No timer
+# on a board whose lines all interrupt.
+app.start_sampling()
+own = nov_cfg["buttons"]["own"]["pin"]
+for k in range(30):
+    machine.set_level(own, 0 if 4 <= k < 14 else 1)  # held 50 ms
+    nov.clock.advance(5)
+app.sample()  # what tick() does: its own look at the lines, then the sensing layer
+app._drain()
+app.stop_sampling()
+got = []
+while app.ring.pop_into(app._ev):
+    got.append(list(app._ev))
+out["novuss"]["edge_sampled"] = [len(machine.timers), [e[:3] for e in got if e[0] == 1],
+                                 app.btn_names.index("own")]
 
 # -- scorepad: the 4x4 keypad, rows open drain --------------------------------------------------
 machine.reset()
@@ -142,4 +183,28 @@ idle = pad.keypad.scan()
 machine.attach(cols[2], read=lambda: 0 if machine.levels.get(rows[1], 0) == 0 else 1)
 down = pad.keypad.scan()
 out["scorepad"] = {"idle": idle, "down": down, "row_mode": machine.modes[rows[0]][0]}
+# A key matrix has no interrupt: machine.Timer(0) samples it every 5 ms; a key held 40 ms while
+# the loop does no tick is taken at the next one.
+machine.routes.clear()
+pad = esp32.make_board(pad_cfg, journal=journal + "/pad")
+pad.clock = VirtualClock(5000)
+pad_app = App(pad)
+pad_app.boot()
+pad_app.start_sampling()
+timer = machine.timers[-1]
+down_at = {"on": False}
+machine.attach(cols[2], read=lambda: 0 if down_at["on"] and machine.levels.get(rows[1], 0) == 0
+               else 1)
+for k in range(40):
+    down_at["on"] = 4 <= k < 12
+    pad.clock.advance(5)
+    machine.fire_timers()
+pad_app.sample_lines()  # tick()'s own look (the timer alone reads the keys)
+pad_app._drain()
+pad_app.stop_sampling()
+got = []
+while pad_app.ring.pop_into(pad_app._ev):
+    got.append(list(pad_app._ev))
+out["scorepad"]["timer"] = [timer.id, timer.period, timer.mode, timer.callback is None,
+                            [e[:3] for e in got if e[0] == 8]]
 print(json.dumps(out))

@@ -4,9 +4,10 @@
 # hal.sim (virtual lines driven by tests and sensor traces). Both hand the layers above a `Board`:
 #
 #   board.cfg        the validated board config (boardconfig.load)
-#   board.lines      Lines: read() -> int bitmap of buttons then tilt pins, LOGICAL (1 = pressed,
-#                    tilted); on_edge(callback) -> callback(line_index) on each edge of a tilt line
-#                    (the sim also sets lines.edge_ms, the edge's own ms, during the call)
+#   board.lines      Lines: read() -> int bitmap of buttons then tilt pins then pocket beams,
+#                    LOGICAL (1 = pressed, tilted, beam broken); on_edge(callback) ->
+#                    callback(line_index) on each edge of a tilt line or pocket beam (the sim
+#                    also sets lines.edge_ms, the edge's own ms, during the call)
 #   board.pegs       Pegs (shove ha'penny) or None: scan_into(arr) fills arr[0], arr[1]
 #   board.keypad     Keypad (scorepad) or None: scan() -> int bitmap of the keys down
 #   board.display    Display: fb (128x64 framebuf), text(), fill(), show(), contrast(), power()
@@ -16,6 +17,9 @@
 #   board.baud       the link's UART speed (0: a pty); board.watchdog(ms): a started watchdog
 #   board.nvs        the signing key's store apart from the filesystem: esp32.NVS's blob calls
 #   board.random(n)  n bytes from the hardware random number generator
+#   board.sampler(ms, cb) (optional) a started timer calling cb() every ms between two bytecodes
+#                    of the main loop (machine.Timer's soft callback), for a keypad or pegs
+#                    (lines with no edge interrupt); None or absent: the loop samples them
 #
 # This module holds what both share: the shift-register reader (it takes callables, so the sim
 # drives it with a modelled chain and the ESP32 with machine.Pin), clocks, storage, the board.

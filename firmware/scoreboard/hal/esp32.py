@@ -47,7 +47,7 @@ class Lines:
 
         self.names = tuple(boardconfig.switch_names(cfg))
         self.count = len(self.names)
-        self.edge_mask = boardconfig.tilt_mask(cfg)
+        self.edge_mask = boardconfig.edge_mask(cfg)
         self._inv = boardconfig.active_low_mask(cfg)
         pins = []
         for name in self.names:
@@ -70,7 +70,8 @@ class Lines:
         return self._pins[index]() ^ ((self._inv >> index) & 1)
 
     def on_edge(self, callback):
-        """callback(line_index) on each rising and falling edge of a tilt line; None stops it."""
+        """callback(line_index) on each rising and falling edge of a tilt line or a pocket
+        beam; None stops it."""
         trigger = Pin.IRQ_RISING | Pin.IRQ_FALLING
         for i in range(self.count):
             if (self.edge_mask >> i) & 1:
@@ -126,6 +127,23 @@ class Watchdog:
         self._wdt.feed()
 
 
+class Sampler:
+    """machine.Timer(0), periodic, with a soft callback: the port schedules it (as it schedules
+    a pin's IRQ handler) and it runs between two bytecodes of the main loop, however long the
+    loop's step in Python; only a long call into C (a flash write) delays it."""
+
+    def __init__(self, period_ms, callback):
+        self._cb = callback
+        self._timer = machine.Timer(0)
+        self._timer.init(period=period_ms, mode=machine.Timer.PERIODIC, callback=self._run)
+
+    def _run(self, _timer):
+        self._cb()
+
+    def deinit(self):
+        self._timer.deinit()
+
+
 class Esp32Board(Board):
     def watchdog(self, timeout_ms):
         # Started by the main loop (serve), not when the board is built.
@@ -153,6 +171,9 @@ class Esp32Board(Board):
         finally:
             if wlan is not None and not was:
                 wlan.active(False)
+
+    def sampler(self, period_ms, callback):
+        return Sampler(period_ms, callback)
 
 
 class Analog:

@@ -67,7 +67,8 @@ class Lines:
         return (self._bits >> index) & 1
 
     def on_edge(self, callback):
-        """callback(line_index) on every change of a tilt line; None to stop. Called at once
+        """callback(line_index) on every change of a tilt line or pocket beam; None to stop.
+        Called at once
         from set(), where the board would schedule it from its pin interrupt. During the call,
         `edge_ms` is the edge's own time (ticks ms) when set() was given one, as the board's
         interrupt stamps the edge itself (a trace record's time, not the scan that applies
@@ -373,7 +374,7 @@ class SimBoard(Board):
         from .. import boardconfig
 
         cfg = boardconfig.load(cfg)
-        lines = Lines(boardconfig.switch_names(cfg), boardconfig.tilt_mask(cfg))
+        lines = Lines(boardconfig.switch_names(cfg), boardconfig.edge_mask(cfg))
         self.peg_state = [0, 0]  # logical bitmaps, side 0 and side 1
         self.chain = None
         pegs = None
@@ -402,6 +403,11 @@ class SimBoard(Board):
 
             self.analog = Analog(cfg)
         # self.baud stays 0: a pty carries what it is given; main.py --baud sets a UART's pace
+        # What moves the table's lines while the board runs (a trace being played, changes
+        # injected by the host): a thread of its own moves it when a change is due
+        # (hal/simtimer.py), so the world goes on during a long step of the main loop, as a
+        # real table does.
+        self.world = []
 
     @property
     def nvs(self):  # type: ignore[override]  # (Board's plain attribute, made on demand here)
@@ -416,6 +422,11 @@ class SimBoard(Board):
         from .simwatchdog import SimWatchdog  # loaded by the main loop only: no RAM otherwise
 
         return SimWatchdog(timeout_ms)
+
+    def sampler(self, period_ms, callback):
+        from .simtimer import sampler  # run by the world's thread (or the loop, on CPython)
+
+        return sampler(self, period_ms, callback)
 
     def _locate(self, name):
         # (None, line index) for a button or tilt line, (side, bit) for a peg: line_names lists

@@ -87,8 +87,8 @@ class Referee(BaseReferee):
                 self._clear()
             return
         # Closed when the board takes the confirm (its release has lasted min_press_ms), not at
-        # the release itself: a pin that left its base before now is this shot's (FP-18).
-        mask = tilt.close(self.app.clock.ticks_ms()) if tilt is not None else -1
+        # the release itself: a pin that left its base before then is this shot's (FP-18).
+        mask = tilt.close(self.app.taken(t)) if tilt is not None else -1
         if mask == CLOSING:
             self.closing = True  # a pin is mid-fall: the shot goes when it is down (FP-18)
             return

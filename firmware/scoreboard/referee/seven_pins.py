@@ -101,7 +101,7 @@ class Referee(BaseReferee):
             return
         # Closed when the board takes the confirm; a pin that left its base before, not yet for
         # min_fall_ms, is waited for (CLOSING: the SHOT event submits, as on five-pins).
-        mask = tilt.close(self.app.clock.ticks_ms()) if tilt is not None else -1
+        mask = tilt.close(self.app.taken(t)) if tilt is not None else -1
         if mask == CLOSING:
             self.closing = True
             return

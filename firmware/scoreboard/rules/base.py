@@ -87,15 +87,23 @@ class Codes:
     state before its first action, written into the block's tail when that action is appended.
     Going back to any point then refolds at most one block of actions from the nearest
     checkpoint, so an undo costs the same at action 10,000 as at action 100 and a journal with
-    undos boots in one pass. A state that does not fit 32-bit ints is kept as a list instead."""
+    undos boots in one pass. A state that does not fit 32-bit ints is kept as a list instead.
+
+    A code takes `words` ints of 30 bits (the game's WORDS: a code that stands alone may need
+    more than one small int, as a domino-bingo hand does). On a board, spill.SpilledCodes keeps
+    only the newest blocks in RAM and the others on flash."""
 
     _BLOCK = 128
 
-    def __init__(self, width=0):
+    def __init__(self, width=0, words=1):
         self._w = width
+        self._words = words
         self._blocks = []
         self._marks = []  # per block: None (checkpoint in the block's tail) or a list copy
         self._n = 0
+
+    def _new(self):
+        return array("i", bytes(4 * (self._BLOCK * self._words + self._w)))
 
     def append(self, code, state=None):
         """Add a code; `state` is the state before it (the checkpoint when a block starts)."""
@@ -105,22 +113,31 @@ class Codes:
         i = n - b * K
         if i == 0:
             if b == len(self._blocks):
-                self._blocks.append(array("i", bytes(4 * (K + self._w))))
+                self._blocks.append(self._new())
                 self._marks.append(None)
             if self._w and state is not None:
                 self._mark(b, state)
-        self._blocks[b][i] = code
+        self._put(self._blocks[b], i, code)
         self._n = n + 1
+
+    def _put(self, blk, i, code):
+        w = self._words
+        if w == 1:
+            blk[i] = code
+            return
+        for k in range(i * w, i * w + w):
+            blk[k] = code & 0x3FFFFFFF
+            code >>= 30
 
     def _mark(self, b, state):
         blk = self._blocks[b]
-        K = self._BLOCK
+        base = self._BLOCK * self._words
         try:
             for j in range(self._w):
-                blk[K + j] = state[j]
+                blk[base + j] = state[j]
             ok = len(state) == self._w
             for j in range(self._w):
-                if blk[K + j] != state[j]:
+                if blk[base + j] != state[j]:
                     ok = False  # a port that truncated a wide int: keep an exact copy instead
         except (OverflowError, TypeError, IndexError):
             ok = False
@@ -131,7 +148,27 @@ class Codes:
         mark = self._marks[b]
         if mark is not None:
             return list(mark)
-        return list(self._blocks[b][self._BLOCK:])
+        return list(self.block(b)[self._BLOCK * self._words:])
+
+    def block(self, b):
+        """Block b's array."""
+        return self._blocks[b]
+
+    def code(self, blk, i):
+        """Code i of a block's array."""
+        w = self._words
+        if w == 1:
+            return blk[i]
+        j = i * w + w - 1
+        c = blk[j]
+        while j > i * w:
+            j -= 1
+            c = c << 30 | blk[j]
+        return c
+
+    def spill(self):
+        """Move a block to flash (spill.SpilledCodes); False: nothing to move here."""
+        return False
 
     def pop(self):
         """Drop the latest code (an undo)."""
@@ -148,14 +185,16 @@ class Codes:
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError("no action %d of %d" % (i, self._n))
-        return self._blocks[i // self._BLOCK][i % self._BLOCK]
+        b = i // self._BLOCK
+        return self.code(self.block(b), i - b * self._BLOCK)
 
     def __iter__(self):
         K = self._BLOCK
         n = self._n
-        for blk in self._blocks:
+        for b in range(len(self._blocks)):
+            blk = self.block(b)
             for i in range(K if n > K else n):
-                yield blk[i]
+                yield self.code(blk, i)
             n -= K
             if n <= 0:
                 return
@@ -168,11 +207,12 @@ class Game:
     ACTIONS = ()  # action kinds this game understands, besides "undo"
     PLAYERS = None  # how many players (or sides) it seats: entries in a header's "players"
     FIELDS = ""  # the JSON types of its action keys, for the match-log reader (five_pins.py)
+    WORDS = 1  # 30-bit ints an action's code takes (Codes)
 
     def __init__(self, config=None):
         self.config = self.check_config(dict(config or {}))
         self._s = self.initial()
-        self._codes = Codes(len(self._s))
+        self._codes = Codes(len(self._s), self.WORDS)
 
     # -- hooks a game implements -------------------------------------------------------------
     def check_config(self, config):
@@ -249,6 +289,17 @@ class Game:
             self._codes.append(code, self._s)  # the state before it: a checkpoint per block
         self._s = s
 
+    def spill_to(self, codes):
+        """Keep the codes from now on in `codes` (spill.SpilledCodes holding the same codes:
+        only the newest blocks in RAM, the others on flash)."""
+        if len(codes) != len(self._codes):
+            raise ValueError("spill_to() needs the same codes")
+        self._codes = codes
+
+    def spill(self):
+        """Move one block of codes beyond what RAM keeps to the store; False if none is due."""
+        return self._codes.spill()
+
     def undo(self):
         """Retract the latest action not already retracted."""
         return self.apply({"a": "undo"})
@@ -272,10 +323,14 @@ class Game:
         if b >= len(codes._blocks) or n < 0:
             raise IndexError("no state after %d of %d actions" % (n, len(codes)))
         s = codes.checkpoint(b)
-        blk = codes._blocks[b]
+        blk = codes.block(b)
         step = self.step
-        for i in range(n - b * K):
-            step(s, blk[i])
+        if codes._words == 1:
+            for i in range(n - b * K):
+                step(s, blk[i])
+        else:
+            for i in range(n - b * K):
+                step(s, codes.code(blk, i))
         return s
 
     def state(self):

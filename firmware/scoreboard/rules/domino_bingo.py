@@ -8,12 +8,17 @@
 # declarations reach 70 earns one more big point; the first to `big_points_to_win` (7 by default)
 # with more big points than the other wins (both are the digest's interpretation).
 #
-# Encoding: a hand has seven numbers, more than one 31-bit small int can hold without capping
-# the declarations and big points the contract leaves open. So the hand's numbers are kept in a
-# table of this game, one tuple per action position, and the action's code is its position: the
-# same int the journal of codes would hold at that place. A position is only ever rewritten by
-# the action prepared for it (an undone hand's slot is reused by the next hand), so the table never
-# holds more hands than the longest the game has been.
+# Encoding: a hand's code stands alone (the rules of any game of this config decode it): its seven
+# numbers packed into two 30-bit words (WORDS = 2). The first word holds what every hand has
+# (trump, both players' points, the low bits of the declarations / 10 and of the big points), so a
+# usual hand's code is below 2**27, a small int even on a 32-bit board; the second word holds the
+# high bits, nonzero only for hands with large declarations or several big points.
+#   bits 0-2 trump | 3-10 points a | 11-18 points b | 19-21 d0/10 & 7 | 22-24 d1/10 & 7 |
+#   25 x & 1 | 26 y & 1 | 27-33 d0/10 >> 3 | 34-40 d1/10 >> 3 | 41-47 x >> 1 | 48-54 y >> 1
+# So a hand's declarations are at most 10230 and its big points at most 255 per player: far more
+# than a hand can give (DB-7, DB-8: a player leads at most 14 tricks, each declaration is worth
+# at most 60 points or 3 big points, and bingo beats a trump double at most once: 840 points, 43
+# big points), so only a mistyped number is refused.
 
 from .base import Game, RuleError, check_keys, config_value
 
@@ -26,6 +31,9 @@ _SIZE = 6
 # DB-6: the points in play by trump suit (0 = blanks .. 6 = sixes).
 TOTALS = (143, 135, 138, 131, 134, 147, 140)
 BONUS_AT = 70  # a hand's points + declarations reaching 70 earn one big point (interpretation)
+DECLARED_MAX = 10230  # declared in one hand, per player (see Encoding above)
+BIG_MAX = 255  # big points earned in one hand, per player
+_HIGH = 27  # the high fields' first bit
 
 
 def declaration_ok(d):
@@ -38,12 +46,12 @@ class Rules(Game):
     ACTIONS = ("hand",)
     PLAYERS = 2  # DB-1
     FIELDS = "hand trump:i points:I declared:I big:I"  # JSON types, for the match-log reader
+    WORDS = 2  # a hand's code: two 30-bit words (see Encoding above)
 
     def check_config(self, config):
         check_keys(config, ("big_points_to_win",), self.GAME)
         to_win = config_value(config, "big_points_to_win", 7, low=1, high=1000000)
         self._to_win = to_win
-        self._hands = []  # position -> (trump, a, b, d0, d1, x, y)
         return {"big_points_to_win": to_win}
 
     def initial(self):
@@ -81,16 +89,34 @@ class Rules(Game):
                 raise self._bad("DB-8", "declared %s is not a sum of 20, 40, 50 and 60 (doubles "
                                 "declared: 2 = 20, 3 = 40, 4 = 50, 5 = 60)" % (d,), action)
         big = self._pair(action, "big", "DB-3")
-        hand = (trump, points[0], points[1], declared[0], declared[1], big[0], big[1])
-        pos = len(self)
-        if pos < len(self._hands):
-            self._hands[pos] = hand
-        else:
-            self._hands.append(hand)
-        return pos
+        for d in declared:
+            if d > DECLARED_MAX:
+                raise self._bad("DB-8", "declared %d is more than one hand can give (at most %d)"
+                                % (d, DECLARED_MAX), action)
+        for x in big:
+            if x > BIG_MAX:
+                raise self._bad("DB-3", "big %d is more than one hand can give (at most %d)"
+                                % (x, BIG_MAX), action)
+        d0 = declared[0] // 10
+        d1 = declared[1] // 10
+        x, y = big
+        low = (trump | points[0] << 3 | points[1] << 11 | (d0 & 7) << 19 | (d1 & 7) << 22
+               | (x & 1) << 25 | (y & 1) << 26)
+        high = d0 >> 3 | (d1 >> 3) << 7 | (x >> 1) << 14 | (y >> 1) << 21
+        return low | high << _HIGH if high else low
+
+    def _fields(self, code):
+        """(trump, a, b, d0, d1, x, y) of a hand's code."""
+        low = code & 0x7FFFFFF
+        high = code >> _HIGH
+        return (low & 7, low >> 3 & 255, low >> 11 & 255,
+                10 * ((low >> 19 & 7) | (high & 127) << 3),
+                10 * ((low >> 22 & 7) | (high >> 7 & 127) << 3),
+                (low >> 25 & 1) | (high >> 14 & 127) << 1,
+                (low >> 26 & 1) | (high >> 21 & 127) << 1)
 
     def decode(self, code):
-        h = self._hands[code]
+        h = self._fields(code)
         return {"a": "hand", "trump": h[0], "points": [h[1], h[2]], "declared": [h[3], h[4]],
                 "big": [h[5], h[6]]}
 
@@ -99,7 +125,7 @@ class Rules(Game):
             w = s[_WINNER]
             raise RuleError("DB-3", "game over: player %d has won %d big points to %d; only "
                             "undo is allowed" % (w, s[_BIG0 + w], s[_BIG0 + 1 - w]))
-        h = self._hands[code]
+        h = self._fields(code)
         for p in (0, 1):
             earned = h[5 + p]
             if h[1 + p] + h[3 + p] >= BONUS_AT:

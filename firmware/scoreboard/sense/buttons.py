@@ -64,6 +64,13 @@ class Buttons:
     def pressed(self, line):
         return (self._state >> line) & 1
 
+    def quiet(self, raw):
+        """True if ticks with these levels would do nothing until they change: no line held
+        that could still give LONG, nothing waiting out its bounce or its minimum press."""
+        held = self._state & ~self._done
+        return ((raw & self._all) == self._state and not (self._lock | self._up | self._short)
+                and not (held and self._long > 0))
+
     def tick(self, t, raw):
         """Feed one scan: t in ms, raw = bitmap of the lines (1 = pressed). Allocates nothing."""
         t &= _TMASK

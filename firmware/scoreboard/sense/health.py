@@ -64,6 +64,12 @@ class LineHealth:
         self.chatter = 0
         self.faulty = 0  # stuck | chatter
 
+    def quiet(self, raw):
+        """True if ticks with these levels would do nothing until they change: no edge inside
+        the chatter window, no bounce, no active line on its way to being stuck."""
+        return ((raw & self._all) == self._lvl and not (self._recent | self._lock)
+                and not (self._timing and self._stuck_ms > 0))
+
     def tick(self, t, raw):
         """Feed one scan: t in ms, raw = bitmap of the lines (1 = active). No allocation."""
         t &= _TMASK

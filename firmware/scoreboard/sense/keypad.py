@@ -44,6 +44,13 @@ class Keypad:
         self.ignored = 0  # scans that settled on several keys (chords, ghosts), saturating
         self.presses = 0  # KEY events sent, saturating
 
+    def quiet(self, raw):
+        """True if ticks with this bitmap would do nothing until it changes: nothing being
+        debounced, no key down on its way to being stuck."""
+        raw &= self._all
+        return (raw == self._cand and raw == self.state
+                and not (raw and self._stuck > 0 and self._stuck_key < 0))
+
     def tick(self, t, raw):
         """Feed one scan: t in ms, raw = bitmap of the keys down. Allocates nothing."""
         t &= _TMASK

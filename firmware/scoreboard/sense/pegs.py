@@ -53,6 +53,12 @@ class PegGrid:
         self._pend = array("i", [0, 0])  # per side: holes reading differently, waiting
         self._since = array("i", [0] * (2 * PER_SIDE))  # when each waiting hole changed
 
+    def quiet(self, side0_bits, side1_bits):
+        """True if ticks with these bitmaps would do nothing: no hole waiting out its
+        debounce."""
+        return ((side0_bits & _SIDE_MASK) == self._stable[0] and not self._pend[0]
+                and (side1_bits & _SIDE_MASK) == self._stable[1] and not self._pend[1])
+
     def tick(self, t, side0_bits, side1_bits):
         """Feed one scan: t in ms, one 27-bit int per side (1 = peg present). No allocation."""
         t &= _TMASK

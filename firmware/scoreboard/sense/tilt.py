@@ -105,6 +105,8 @@ class TiltLatch:
         self.windows = 0  # windows closed so far
         # Written by note_edge (interrupt side), read by tick.
         self._irq_used = 0  # note_edge was ever called: scans also look at the arrays below
+        self._i_all = 0  # edges the handler noted (wraps); _s_all: as many as tick has seen
+        self._s_all = 0
         self._i_lv = bytearray(count)  # handler's idea of the level
         self._i_run = array("i", [0] * count)  # handler's start of the current run
         self._i_fs = array("i", [0] * count)  # start of the latest run >= min_fall_ms
@@ -137,11 +139,20 @@ class TiltLatch:
         self._i_t[line] = t
         self._i_en[line] = (self._i_en[line] + 1) & _TMASK
         self._irq_used = 1
+        self._i_all = (self._i_all + 1) & _TMASK
 
     # -- scan side ---------------------------------------------------------------------------
+    def quiet(self, raw):
+        """True if ticks with these levels would do nothing until they change or an edge comes:
+        no shot window open or closing, no pin off its base that could still count."""
+        raw &= self._all & ~self._removed
+        return (raw == self._lvl and not (self._open | self._closing | self._resync | self._stand)
+                and not raw & ~(self._latched | self._spent) and self._i_all == self._s_all)
+
     def tick(self, t, raw):
         """Feed one scan: t in ms (read before the lines), raw = bitmap, 1 = off its base."""
         t &= _TMASK
+        self._s_all = self._i_all
         raw &= self._all & ~self._removed
         if self._resync:
             self._adopt(t, raw)

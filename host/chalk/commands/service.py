@@ -30,6 +30,7 @@ def render(lines):
 
 def run(args):
     from chalk.link import connect
+    from chalk.watch import gauge_line
 
     with connect(args.port) as link:
         if args.off:
@@ -43,7 +44,8 @@ def run(args):
         try:
             while True:
                 res = link.request("service", {"on": True})
-                text = "\n".join(render(res["lines"]))
+                gauge = gauge_line(res.get("gauge"))
+                text = "\n".join(render(res["lines"]) + ([gauge] if gauge else []))
                 if text != last:
                     last = text
                     if sys.stdout.isatty() and not args.once:

@@ -1,0 +1,411 @@
+# The MicroPython side of bench/bench_esp32.py: the firmware's figures on the unix port that
+# bench_esp32 converts into an ESP32's.
+#
+#   micropython mp_esp32.py calib                     the calibration workload, best of 7 (us)
+#   micropython mp_esp32.py tick BOARD.json FLASH N   sampling + sensing per scan period, idle
+#                                                     and on a busy table (us)
+#   micropython mp_esp32.py play BOARD.json FLASH TRACE S   the board's main loop, live, for S
+#                                                     seconds of the trace (its CPU is read by
+#                                                     the host from the process)
+#   micropython mp_esp32.py peer BOARD.json FLASH TRACE S PEER   micropython-async's Switch on
+#                                                     the same lines (PEER: its v3 directory;
+#                                                     "-": the trace driver alone)
+#   micropython mp_esp32.py acc BOARD.json FLASH TRACE  the latch's falls, on a virtual clock
+# Prints one JSON object.
+
+import json
+import sys
+import time
+
+
+class _Cell:
+    def __init__(self, v):
+        self.v = v
+        self.n = 0
+
+    def bump(self, d):
+        self.n += 1
+        self.v = (self.v * 31 + d) & 0x3FFFFFFF
+        return self.v
+
+
+def work(rounds):
+    """The calibration workload: calls, attributes, small ints, a list and a dict, as the
+    firmware's own code is made of. Its time on an ESP32 is derived in bench_esp32.py."""
+    cells = [_Cell(i) for i in range(16)]
+    table = {}
+    acc = 0
+    for r in range(rounds):
+        c = cells[r & 15]
+        v = c.bump(r)
+        k = v & 63
+        table[k] = table.get(k, 0) + 1
+        if v & 1:
+            acc += v >> 3
+        else:
+            acc ^= k << 2
+        acc &= 0xFFFFF
+    return acc + len(table)
+
+
+def calib():
+    best = None
+    for _ in range(7):
+        t0 = time.ticks_us()
+        work(100000)
+        dt = time.ticks_diff(time.ticks_us(), t0)
+        best = dt if best is None or dt < best else best
+    return {"us": best}
+
+
+def _app(cfg, flash):
+    import gc
+
+    import scoreboard
+    from scoreboard.hal.sim import SimBoard, VirtualClock
+
+    board = SimBoard(cfg, flash, VirtualClock())
+    for part in ("boardpockets", "boardpegs", "boardkeypad", "boardconfig"):
+        sys.modules.pop("scoreboard." + part, None)
+        if hasattr(scoreboard, part):
+            delattr(scoreboard, part)
+    gc.collect()
+    from scoreboard.app import App
+
+    app = App(board)
+    app.boot()
+    return board, app
+
+
+def _busy(board, app, k):
+    # Lines changing on most periods: a press with bounce, a long press, pins falling and
+    # standing (each change runs the edge callback), a pocket's beam, pegs going in and out,
+    # a scorepad's keys typed (with a bounce) and a chord that ghosts.
+    ph = k % 400
+    if board.matrix is not None:
+        v = (1 << (k // 400) % 16) if 10 <= ph < 40 and ph != 12 else 0
+        if 100 <= ph < 140:
+            v |= 0b10011
+        board.matrix.down = v
+        return
+    lines = board.lines
+    lines.set(0, 1 if 10 <= ph < 40 and ph != 12 else 0)
+    lines.set(1, 1 if 100 <= ph < 350 else 0)
+    n = app.nbtn
+    if app.tilt is not None:
+        ph = k % 600
+        lines.set(n, 1 if 10 <= ph < 30 else 0)
+        lines.set(n + 1, 1 if 100 <= ph < 300 else 0)
+        lines.set(n + 2, 1 if 40 <= ph < 42 else 0)
+    if app.pockets is not None:
+        lines.set(app._pk_shift, 1 if 200 <= k % 300 < 206 else 0)
+    if board.pegs is not None:
+        h = (k // 40) % 27
+        board.peg_state[(k // 1080) % 2] = (1 << h) if k % 40 < 30 else 0
+
+
+class _Timer:
+    def deinit(self):
+        pass
+
+
+def tick(cfg, flash, steps):
+    """The sensing work of one scan period as the board does it: the timer's sample(), then
+    the loop's run of the sensing layer over it (and the referee's share of the events)."""
+    from array import array
+
+    board, app = _app(cfg, flash)
+    board.sampler = lambda period, cb: _Timer()  # this bench calls sample() itself
+    app.start_sampling()
+    clock = board.clock
+    step = board.cfg["timings"]["scan_ms"]
+    ev = array("i", [0, 0, 0, 0])
+    out = {}
+    for mode in ("idle", "busy"):
+        spent = 0
+        most = 0
+        events = 0
+        for k in range(steps):
+            clock.advance(step)
+            if mode == "busy":
+                _busy(board, app, k)
+            t0 = time.ticks_us()
+            app.sample()
+            app._drain()
+            dt = time.ticks_diff(time.ticks_us(), t0)
+            spent += dt
+            if dt > most:
+                most = dt
+            while app.ring.pop_into(ev):
+                events += 1
+        out[mode] = {"us": spent / steps, "max_us": most, "events": events}
+    print(json.dumps(out))
+
+
+class _Timed:
+    """A trace player whose poll() time is counted (the table's world is not the board's
+    work: the host takes it out of the board's CPU)."""
+
+    def __init__(self, player):
+        self._p = player
+        self.us = 0
+
+    def poll(self):
+        t0 = time.ticks_us()
+        n = self._p.poll()
+        self.us += time.ticks_diff(time.ticks_us(), t0)
+        return n
+
+    def next_t(self):
+        return self._p.next_t()
+
+    def elapsed(self):
+        return self._p.elapsed()
+
+    @property
+    def done(self):
+        return self._p.done
+
+
+class _Quiet:
+    """The host says nothing; after `seconds` of the loop it asks for the REPL (CR Ctrl-C),
+    ending serve. Counts the time the loop spends asleep between its passes."""
+
+    def __init__(self, seconds):
+        import select
+
+        self.stop = False
+        self._seconds = seconds
+        self._end = None
+        self.start = None
+        self.slept = 0
+        self._poll = select.poll()
+
+    def read(self, limit=256):
+        now = time.ticks_us()
+        if self._end is None:
+            self.start = now
+            self._end = time.ticks_add(now, int(self._seconds * 1000000))
+        if time.ticks_diff(now, self._end) >= 0:
+            self.stop = True
+            self.wall = time.ticks_diff(now, self.start)
+            return b"\r\x03"
+        return b""
+
+    def wait(self, ms):
+        t0 = time.ticks_us()
+        self._poll.poll(ms)
+        self.slept += time.ticks_diff(time.ticks_us(), t0)
+
+
+def _busy_us(wall, slept, world):
+    """The time the board was not asleep, less what the trace's driving took."""
+    return wall - slept - world
+
+
+def play(cfg, flash, trace, seconds):
+    from scoreboard.hal.sim import SimBoard, TracePlayer
+    from scoreboard.serve import serve
+
+    board = SimBoard(cfg, flash)
+    board.baud = 115200  # the link paced as on the board's UART
+    player = _Timed(TracePlayer(board, open(trace, "rb")))
+    sent = [0]
+
+    def write(s):
+        sent[0] += len(s)
+
+    quiet = _Quiet(seconds)
+    try:
+        app = serve(board, trace=player, stdin=quiet, write=write)
+    except KeyboardInterrupt:
+        app = None
+    wall = getattr(quiet, "wall", 0)
+    print(json.dumps({"world_us": player.us, "sent": sent[0], "ok": app is None,
+                      "wall_us": wall, "busy_us": _busy_us(wall, quiet.slept, player.us)}))
+
+
+def peer(cfg, flash, trace, seconds, where):
+    """micropython-async's Switch (P. Hinch) on each of the board's switch lines, as it is used:
+    one task per switch polling its pin every debounce_ms. Counts the changes it reports."""
+    import asyncio
+
+    from scoreboard.hal.sim import SimBoard, TracePlayer
+
+    board = SimBoard(cfg, flash)
+    player = _Timed(TracePlayer(board, open(trace, "rb")))
+    lines = board.lines
+    closes = [0] * lines.count
+    when = []  # (line, ms after the trace's start) of each close
+
+    class Pin:
+        def __init__(self, i):
+            self.i = i
+
+        def value(self):  # as Switch reads a pin: 0 when closed (pressed, tilted, broken)
+            return 1 - lines.level(self.i)
+
+    def closed(i):
+        closes[i] += 1
+        when.append((i, time.ticks_diff(time.ticks_ms(), player._p.start)))
+
+    async def drive():
+        while True:
+            player.poll()
+            await asyncio.sleep_ms(5)
+
+    from asyncio import core
+
+    slept = [0]
+    wait = core._io_queue.wait_io_event
+
+    def timed_wait(dt):  # the scheduler asleep until its next task is due
+        t0 = time.ticks_us()
+        wait(dt)
+        slept[0] += time.ticks_diff(time.ticks_us(), t0)
+
+    core._io_queue.wait_io_event = timed_wait
+    began = time.ticks_us()
+
+    async def main():
+        switches = []
+        if where != "-":
+            sys.path.insert(0, where)
+            from primitives.switch import Switch
+
+            for i in range(lines.count):
+                sw = Switch(Pin(i))
+                sw.close_func(closed, (i,))
+                switches.append(sw)
+        asyncio.create_task(drive())
+        await asyncio.sleep_ms(int(seconds * 1000))
+
+    asyncio.run(main())
+    wall = time.ticks_diff(time.ticks_us(), began)
+    print(json.dumps({"world_us": player.us, "closes": closes, "names": list(lines.names),
+                      "when": when, "wall_us": wall,
+                      "busy_us": _busy_us(wall, slept[0], player.us)}))
+
+
+def acc(cfg, flash, trace):
+    """The board's own count of falls for a trace of falls and wobbles, on a virtual clock as
+    the simulated board plays a trace: PIN_DOWN events per pin."""
+    from array import array
+
+    from scoreboard.hal.sim import TracePlayer
+
+    board, app = _app(cfg, flash)
+    clock = board.clock
+    step = board.cfg["timings"]["scan_ms"]
+    downs = []  # (pin, when its counted run began, ms after the trace's start)
+    ev = array("i", [0, 0, 0, 0])
+    with open(trace, "rb") as f:
+        player = TracePlayer(board, f)
+        k = 0
+        while not player.done or k < 2000:
+            clock.advance(step)
+            player.poll()
+            app.scan(clock.ticks_ms())
+            while app.ring.pop_into(ev):
+                if ev[0] == 4:  # PIN_DOWN: id = pin, value = the start of its run
+                    downs.append((ev[1], clock.ticks_diff(ev[2], player.start)))
+            if player.done:
+                k += 1
+    print(json.dumps({"downs": downs}))
+
+
+def steps(cfg, flash, mpy):
+    """The longest step of the main loop while the host asks for the state, undoes, switches the
+    service view and resyncs the whole journal (a long game in `flash`), and the longest pause
+    a collection of the heap makes (a call into C: nothing else runs meanwhile)."""
+    import gc
+
+    from scoreboard import frames
+    from scoreboard.hal.sim import SimBoard
+    from scoreboard.serve import serve
+
+    board = SimBoard(cfg, flash)
+    board.baud = 115200
+    cmds = [("state", {})] * 5 + [("undo", {})] * 5 + [("service", {"on": k % 2 == 0})
+                                                        for k in range(6)]
+    cmds += [("journal", {"after": 0}), ("state", {})]
+
+    class Host:
+        def __init__(self):
+            self.stop = False
+            self.k = 0
+            self.waiting = None
+            self.lines = frames.Lines()
+            self.ok = 0
+
+        def read(self, limit=256):
+            if self.waiting is not None:
+                return b""
+            if self.k >= len(cmds):
+                self.stop = True
+                return b"\r\x03"
+            cmd, args = cmds[self.k]
+            self.k += 1
+            self.waiting = self.k
+            return frames.encode(self.k, cmd, args).encode()
+
+        def write(self, s):
+            for line in self.lines.feed(s):
+                try:
+                    f = frames.decode(line)
+                except (frames.Corrupt, frames.WrongVersion):
+                    continue
+                if f is not None and f[1] in ("ok", "err") and f[2].get("id") == self.waiting:
+                    self.ok += f[1] == "ok"
+                    self.waiting = None
+
+    host = Host()
+    from scoreboard.app import App
+    from scoreboard.link import Link
+
+    most = [0, ""]
+
+    def timed(fn, name):
+        def run(*args):
+            t0 = time.ticks_us()
+            r = fn(*args)
+            dt = time.ticks_diff(time.ticks_us(), t0)
+            if dt > most[0]:
+                most[0] = dt
+                most[1] = name
+            return r
+        return run
+
+    # The parts of a pass that can take long: a command (its reply), the sensing layer with
+    # the referee and the screen, the link's slice of the wire.
+    Link.feed = timed(Link.feed, "a command")
+    Link.pump = timed(Link.pump, "the link's slice")
+    App.tick = timed(App.tick, "the sensing layer and the screen")
+    try:
+        serve(board, stdin=host, write=host.write, test_mode=True)
+    except KeyboardInterrupt:
+        pass
+    pause = 0
+    for _ in range(10):
+        t0 = time.ticks_us()
+        gc.collect()
+        dt = time.ticks_diff(time.ticks_us(), t0)
+        pause = dt if dt > pause else pause
+    print(json.dumps({"ok": host.ok, "asked": len(cmds), "gc_us": pause, "step_us": most[0],
+                      "step_what": most[1]}))
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "calib":
+        print(json.dumps(calib()))
+    elif mode == "tick":
+        tick(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif mode == "play":
+        play(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
+    elif mode == "peer":
+        peer(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6])
+    elif mode == "acc":
+        acc(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif mode == "steps":
+        steps(sys.argv[2], sys.argv[3], None)
