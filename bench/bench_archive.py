@@ -18,8 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from chalk.archive import Archive, Follower, board_records  # noqa: E402
+from chalk.follow import Follower  # noqa: E402
 from chalk.randomgame import random_match  # noqa: E402
+from chalk.store import Archive, board_records  # noqa: E402
 from scoreboard import frames, pack  # noqa: E402
 
 ACTIONS = 1000

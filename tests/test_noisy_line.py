@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from chalk.archive import Archive, Follower
+from chalk.follow import Follower
+from chalk.store import Archive
 from tests.mpy import micropython_path
 from tests.test_archive import (
     Following,
@@ -163,8 +164,8 @@ class FakeLink:
 
 
 def test_catch_up_keeps_every_good_record_and_asks_only_for_the_missing(tmp_path):
-    from chalk.archive import board_records
     from chalk.randomgame import random_match
+    from chalk.store import board_records
 
     head, actions = random_match("five-pins", seed=2, config={"target": 400}, max_actions=40)
     recs, _states = board_records(dict(head, game_no=1), actions)
@@ -196,8 +197,8 @@ def test_catch_up_judges_packed_frames_by_the_records_in_them(tmp_path):
     """Protocol 2: a journal stream's `count` is frames, each `r` frame a run of records. A lost
     frame loses the whole run; the host judges by the records here (the ok's `records`), so a
     stream with fewer frames than records missing never stores those records as gone."""
-    from chalk.archive import board_records
     from chalk.randomgame import random_match
+    from chalk.store import board_records
 
     head, actions = random_match("five-pins", seed=2, config={"target": 400}, max_actions=40)
     recs, _states = board_records(dict(head, game_no=1), actions)

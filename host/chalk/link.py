@@ -507,22 +507,3 @@ class BoardLink:
             if f is None:
                 return
             yield f
-
-
-def connect(port=None, baud=BAUD, timeout=5.0):
-    """Resolve the port (--port, $CHALK_PORT, auto), open it and say hello: a ready BoardLink.
-    While `chalk serve` holds the board, the board is reached through it instead (serve.py)."""
-    from chalk import serve
-
-    remote = serve.find(port or os.environ.get(ENV_PORT))
-    if remote is not None:
-        return remote
-    port = resolve_port(port)
-    ser = open_port(port, baud)
-    link = BoardLink(ser, port)
-    try:
-        link.hello(timeout)
-    except BaseException:
-        ser.close()
-        raise
-    return link
