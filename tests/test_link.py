@@ -19,6 +19,7 @@ import pytest
 import serial
 
 from chalk import link as host
+from chalk import remote
 from chalk.errors import ChalkError
 from scoreboard import frames
 from scoreboard.link import COMMANDS, Link, Refused
@@ -668,7 +669,7 @@ def test_connect_resolves_opens_and_says_hello(monkeypatch):
     b = PtyBoard()
     try:
         monkeypatch.setenv("CHALK_PORT", b.path)
-        with host.connect() as bl:
+        with remote.connect() as bl:
             assert bl.info["protocol"] == 2 and bl.port == b.path
     finally:
         b.close()
