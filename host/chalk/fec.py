@@ -218,3 +218,171 @@ def _correct(line, d, code):
             if inner is not None:
                 return inner, fixed
     return None
+
+
+# The codes the host asks for, by the share of bytes the line damages (measured: a frame of
+# 500 bytes and one of 50, both noise models, fail to be corrected less than once in a few
+# hundred at the top of each band; tests/test_coded_frames.py).
+LEVELS = ((0.002, Code(8, 200)), (0.008, Code(12, 160)), (0.02, Code(16, 96)),
+          (0.04, Code(24, 96)), (None, Code(32, 96)))
+OFF_S = 60.0  # seconds without a damaged byte before the host asks for plain frames again
+_WINDOW = 24000  # bytes the rate is judged over (halved beyond: recent bytes weigh most)
+_ASK_EVERY = 0.4  # seconds at least between two `parity` commands not yet answered
+
+
+class Coding:
+    """The host's end of coded frames on one connection (BoardLink): how badly the line
+    damages bytes, the code to ask the board for (None: plain frames, on a clean line), the
+    code the board uses now, and the repair of damaged lines, including one cut in two by a
+    byte the line turned into a line end."""
+
+    def __init__(self, clock):
+        self._clock = clock
+        self.board = None  # the code the board sends with now (None: plain frames)
+        self.ok = True  # the board takes `parity` (older firmware answers `unknown`)
+        self.asked = {}  # command id -> the code a `parity` command asked for
+        self._sent = None  # when the last `parity` went, and what it asked for
+        self._bytes = 0.0
+        self._errors = 0.0
+        # Plain lines: [whole, damaged, bytes]. A damaged plain line tells only that one of its
+        # bytes at least was hit: the share of lines hit, over their length, tells the rate.
+        self._plain = [0.0, 0.0, 0.0]
+        self._damaged = 0  # damaged lines since the last clean spell (a long one counts 2)
+        self._last_error = None  # when a damaged byte was last seen
+        self._frag = None  # the last line nothing could read (the first half of a cut one?)
+        self._recent = []  # codes asked for or seen lately: a repair tries each
+        self.repaired = 0  # lines corrected
+        self.symbols = 0  # bytes corrected in them
+
+    def note(self, size, errors, plain=False):
+        """A line of `size` bytes came, `errors` of them damaged (`plain`: a frame without
+        parity, whole or not; its errors are at least one if it was damaged)."""
+        self._bytes += size
+        self._errors += errors
+        if plain:
+            self._plain[1 if errors else 0] += 1
+            self._plain[2] += size
+        if errors:
+            # A damaged line long enough to be a reply or a block counts twice: one is enough
+            # to ask for parity (a short glitch once is not).
+            self._damaged += 2 if size >= 64 else 1
+            self._last_error = self._clock()
+        if self._bytes > _WINDOW:
+            self._bytes /= 2
+            self._errors /= 2
+        if self._plain[2] > _WINDOW:
+            for i in range(3):
+                self._plain[i] /= 2
+
+    def rate(self):
+        """The share of bytes the line damages, as far as it has been seen."""
+        rate = self._errors / max(self._bytes, 1000.0)
+        whole, damaged, size = self._plain
+        if damaged >= 2 and size:
+            # p from the share of plain lines hit: 1 - (1 - p) ** length = share.
+            share = damaged / (whole + damaged)
+            length = size / (whole + damaged)
+            p = 1 - (1 - share) ** (1 / length) if share < 1 else 0.05
+            rate = max(rate, p)
+        return rate
+
+    def want(self):
+        """The code to ask for now: None on a clean line (no damage seen, or none for OFF_S)."""
+        if self._last_error is None or self._damaged < 2:
+            return None
+        if self._clock() - self._last_error > OFF_S:
+            self._damaged = 0
+            return None
+        rate = self.rate()
+        for top, code in LEVELS:
+            if top is None or rate <= top:
+                return code
+        return LEVELS[-1][1]
+
+    def due(self):
+        """The code to ask for, if the board is not using it and no request for it is on its
+        way: (True, code or None); else (False, None)."""
+        want = self.want()
+        if not self.ok or want == self.board:
+            return False, None
+        sent = self._sent
+        if sent is not None and sent[1] == want and self._clock() - sent[0] < _ASK_EVERY:
+            return False, None
+        return True, want
+
+    def sent(self, cid, code):
+        self.asked[cid] = code
+        if len(self.asked) > 16:
+            self.asked.pop(next(iter(self.asked)))
+        self._sent = (self._clock(), code)
+        self._remember(code)
+
+    def answered(self, cid, typ, payload):
+        """True if this is the reply to a `parity` command (then taken: the board's code)."""
+        if cid not in self.asked:
+            return False
+        self.asked.pop(cid)
+        if typ == "ok":
+            result = payload.get("result") if type(payload.get("result")) is dict else {}
+            self.set_board(Code.parse(result.get("parity")))
+        elif payload.get("code") in ("unknown", "unsupported", "args"):
+            self.ok = False  # firmware before coded frames: plain frames it is
+        return True
+
+    def set_board(self, code):
+        if code is not None and self.board is None:
+            self._plain = [0.0, 0.0, 0.0]  # from now on the corrections count the damage
+        self.board = code
+        self._remember(code)
+
+    def _remember(self, code):
+        if code is not None:
+            if code in self._recent:
+                self._recent.remove(code)
+            self._recent.insert(0, code)
+            del self._recent[4:]
+
+    def codes(self):
+        """The codes a damaged line may be in (the board's first)."""
+        out = [self.board] if self.board is not None else []
+        return out + [c for c in self._recent if c != self.board]
+
+    def repair(self, line):
+        """The frames (bytes) a damaged line holds once corrected, as [(frame, code, fixed)]:
+        the line itself; a line cut in two by a byte turned into a line end (joined with the
+        line before, that byte an erasure); two lines run together (a line end turned into
+        another byte: cut where the first one's check ends). [] when nothing could be."""
+        codes = self.codes()
+        if not codes:
+            return []
+        got = repair(line, codes)
+        if got is not None:
+            self._frag = None
+            return [got]
+        frag = self._frag
+        self._frag = line
+        if frag is not None and len(frag) + len(line) < 8192:
+            got = repair(frag + b"\x00" + line, codes)
+            if got is not None:
+                self._frag = None
+                return [got]
+        # Two lines run together: the byte before the second one's marker was the first one's
+        # line end. The marker also begins the frame inside a coded one: each place is tried.
+        j = line.find(_MARK, 1)
+        tries = 0
+        while j > 0 and tries < 4:
+            tries += 1
+            first = repair(line[:j - 1], codes) or unwrap_code(line[:j - 1])
+            if first is not None:
+                self._frag = None
+                rest = line[j:]
+                second = unwrap_code(rest) or repair(rest, codes)
+                return [first] + ([second] if second is not None else [])
+            j = line.find(_MARK, j + 1)
+        return []
+
+
+def unwrap_code(line):
+    """unwrap() as repair() answers: (frame, code, 0), or None."""
+    u = unwrap(line)
+    return (u[0], u[1], 0) if u is not None else None

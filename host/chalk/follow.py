@@ -58,6 +58,7 @@ class Follower:
         self._block_ok = True  # ... and "block" (the size of its packed frames)
         self._block = _BLOCK_MAX
         self._quiet_said = False  # "no reply ...; retrying" said, and not taken back yet
+        self._coding = None  # (port, link.coding): the line's coding, across reconnections
         self._last_error = None
         self._up = False  # this connection got as far as a hello
 
@@ -104,6 +105,11 @@ class Follower:
     def _session(self, port):
         ser = open_port(port, self.baud or BAUD)
         link = BoardLink(ser, port)
+        if self._coding is not None and self._coding[0] == port:
+            # The same port again: the line is as noisy as it was, and the board still codes
+            # its frames as it was asked to (it does not know the host reconnected).
+            link.coding = self._coding[1]
+        self._coding = (port, getattr(link, "coding", None))
         try:
             info = link.hello(self.reply, self._retries())
             self._up = True
@@ -399,13 +405,17 @@ class Follower:
             later = [s for s in self._buffer if s > held]
             args = {"after": held}
             wanted = []
-            if later and self._want_ok and min(later) <= held + _WANT_BITS:
+            coded = _coded(link)
+            if later and self._want_ok and min(later) <= held + _WANT_BITS and not coded:
                 # (a hole wider than a bitmap: the whole rest, judged by its count, instead)
                 top = min(max(later), held + _WANT_BITS)
                 wanted = [s for s in range(held + 1, top)
                           if s not in self._buffer and s not in self._bad]
                 args["want"] = "%x" % sum(1 << (s - held - 1) for s in wanted)
-            if self._block_ok:
+            # On a line noisy enough for coded frames, commands stay short (each byte of one
+            # is a chance to lose it: the host's commands are not coded) and the board
+            # streams the rest again instead: its frames get through.
+            if self._block_ok and not coded:
                 args["block"] = int(self._block)
             result = None
             until = _all_here(wanted, self._buffer) if wanted else None
@@ -449,7 +459,7 @@ class Follower:
                     self._buffer.setdefault(seq, f.payload)
             if link.stats()["frames"] != frames_before:
                 self._heard(link)
-            self._adapt(arrived, result, wanted)
+            self._adapt(link, arrived, result, wanted)
             if result is None:
                 if wanted and any(s in self._buffer for s in wanted):
                     pause = _RESEND
@@ -493,7 +503,7 @@ class Follower:
                 return others  # nothing here follows on: what came is ahead of the board's end
         return others
 
-    def _adapt(self, arrived, result, wanted):
+    def _adapt(self, link, arrived, result, wanted):
         """The block size of the next round (as serial file transfers adapt theirs, ZMODEM and
         Kermit): halved when frames of this one were lost, half as large again when it came
         whole. A lost frame of a smaller block loses fewer records, and a small frame gets
@@ -503,7 +513,9 @@ class Follower:
             sent = len(wanted) if wanted and result is None and arrived else None
         if not sent:
             return
-        if arrived < sent:
+        if _coded(link):
+            self._block = _BLOCK_MAX  # coded frames: a lost one is rare, and not for its size
+        elif arrived < sent:
             self._block = max(_BLOCK_MIN, self._block / 2)
         else:
             self._block = min(_BLOCK_MAX, self._block * 1.5)
@@ -690,6 +702,11 @@ def _all_here(wanted, buffer):
         here = {f.payload.get("seq") for f in queue if f.type == "rec"}
         return all(s in here or s in buffer for s in wanted)
     return until
+
+
+def _coded(link):
+    """True when the board sends coded frames (a noisy line: docs/serial-protocol.md)."""
+    return getattr(getattr(link, "coding", None), "board", None) is not None
 
 
 def _drain(link):
