@@ -92,8 +92,10 @@ def test_one_percent_noise_the_archive_keeps_up_and_ends_exact(tmp_path):
             ctl.thread.join(timeout=5)
         w.close()
     # Protocol 2's compact frames carry about a fifth of the bytes JSON did (47 for a five-pins
-    # action against 233), so 1 % of them is a few dozen hits, each a frame lost.
-    assert hits["to_host"] > 30 and hits["to_board"] > 5, hits
+    # action against 233), so 1 % of them is a few dozen hits, each a frame lost (or, once the
+    # host asks for coded frames, corrected). The host's commands are fewer on a coded line
+    # (nothing lost to resync): a few hits that way.
+    assert hits["to_host"] > 30 and hits["to_board"] > 0, hits
     assert last > 40  # most of the 62 records: the board played on while the line was noisy
     # Exactly the board's journal: every record once, in seq order, no gap, the same lines.
     games, seqs, gaps = archived(w.db)

@@ -68,7 +68,7 @@ class Code:
         self.span = span
         self.chunks = (nsym + 2) // 3
         self.name = "%d/%d" % (nsym, span)
-        self._table = array("I", bytes(4 * 256 * self.chunks))
+        self._table = None  # made at the first step of build()
         # Made a part a step: the generator (a root a step), the rows of the eight powers of
         # two (a row a step; every other row is a sum, XOR, of them), then the table's rows.
         self._g = [1]
@@ -82,6 +82,9 @@ class Code:
     def build(self):
         """One step of making the table; True once it is whole."""
         c = self.chunks
+        if self._table is None:
+            self._table = array("I", bytes(4 * 256 * c))
+            return False
         if len(self._g) <= self.nsym:
             g = self._g
             out = g + [0]

@@ -174,9 +174,10 @@ class Link:
 
     def step(self):
         """One step of the link's work (with a budget), bounded whatever the frame or the
-        journal (scoreboard/linkwork.py). True if there was work to do."""
+        journal (scoreboard/linkwork.py): what it was (a word: linkwork.step), or None if
+        there was nothing to do."""
         if self._pumping or self.budget is None:
-            return False
+            return None
         from .linkwork import step
 
         self._pumping = True
@@ -187,7 +188,7 @@ class Link:
             # (a command is sent again by the host, a frame's gap resynced), the board plays on.
             self._stats["dropped"] += 1
             gc.collect()
-            return True
+            return "dropped"
         finally:
             self._pumping = False
 
@@ -199,9 +200,9 @@ class Link:
 
     def prepare(self):
         """Between scans: a step of the link's work, while less than a pass's worth of frames
-        waits for the wire. True if there was work to do."""
+        waits for the wire. What it was (true), or None if there was no work to do."""
         if self.budget is None or self._out_size - self._pos >= self.budget:
-            return False
+            return None
         return self.step()
 
     def _pump(self, budget):

@@ -87,44 +87,45 @@ class Dumper:
 
 
 def step(link):
-    """One step of the link's work (Link.step). True if there was work to do."""
+    """One step of the link's work (Link.step): what it was ("parity", "table", "frame",
+    "collect", "command", "stream", "waiting"), or None if there was nothing to do."""
     if link._coding is not None:
         if link._coding.step():
             from .fec import finish
 
             finish(link)
-        return True
+        return "parity"  # a slice of a coded frame's parity
     code = link._code
     if code is not None and not code.ready():
         code.build()
-        return True
+        return "table"  # a part of the code's table
     if link._jobs:
         _job(link)
-        return True
+        return "frame"  # a slice of a frame being made
     ready = link._ready
     if ready is not None:
         if not ready[3]:
             ready[3] = True
             gc.collect()  # a step of its own: whole blocks for what the command makes
-            return True
+            return "collect"
         link._ready = None
         link._command(ready[0], ready[1], ready[2], True)
         if ready[1] == "journal" and link._stream is None:
             release(link)  # no stream after all (refused): what was held goes now
-        return True
+        return "command"
     if link._inbox:
         link._line(link._inbox.pop(0))
-        return True
+        return "command"  # a line decoded, and its command run (or queued)
     if link._stream is not None:
         if link._out_size - link._pos < link.budget:
             stream_step(link)
-            return True
-        return False
+            return "stream"  # a record read and packed, or a block or record queued
+        return None
     if link._waiting:
         cid, cmd, args = link._waiting.pop(0)
         link.command(cid, cmd, args)
-        return True
-    return False
+        return "command"
+    return None
 
 
 def flush(link, steps=2000):

@@ -301,10 +301,15 @@ class Coding:
 
     def due(self):
         """The code to ask for, if the board is not using it and no request for it is on its
-        way: (True, code or None); else (False, None)."""
+        way: (True, code or None); else (False, None). A stronger code at once; a weaker one
+        only two bands down (a rate near a band's edge does not switch back and forth)."""
         want = self.want()
         if not self.ok or want == self.board:
             return False, None
+        if want is not None and self.board is not None and want.nsym < self.board.nsym:
+            rank = [c for _, c in LEVELS]
+            if self.board in rank and rank.index(self.board) - rank.index(want) < 2:
+                return False, None
         sent = self._sent
         if sent is not None and sent[1] == want and self._clock() - sent[0] < _ASK_EVERY:
             return False, None

@@ -59,6 +59,7 @@ class Follower:
         self._block = _BLOCK_MAX
         self._quiet_said = False  # "no reply ...; retrying" said, and not taken back yet
         self._coding = None  # (port, link.coding): the line's coding, across reconnections
+        self._heard_damage = False  # the last connection heard the board, damaged
         self._last_error = None
         self._up = False  # this connection got as far as a hello
 
@@ -91,8 +92,9 @@ class Follower:
                 if self.once and (not isinstance(e, NoReply)
                                   or time.monotonic() - quiet_since > ONCE_PATIENCE):
                     raise
-                if self._up:  # it was working: try again soon
+                if self._up or self._heard_damage:  # it was working, or is there: soon again
                     delay = self.backoff[0]
+                self._heard_damage = False
                 text = e.message + ("; " + e.hint if e.hint and "busy" in e.message else "")
                 if text != self._last_error:
                     self.say("%s; retrying" % text)
@@ -111,7 +113,7 @@ class Follower:
             link.coding = self._coding[1]
         self._coding = (port, getattr(link, "coding", None))
         try:
-            info = link.hello(self.reply, self._retries())
+            info = self._hello(link)
             self._up = True
             self.counts["sessions"] += 1
             first = self.board_id is None
@@ -127,6 +129,19 @@ class Follower:
         finally:
             self._tally(link)
             link.close()
+
+    def _hello(self, link):
+        """The board's hello. On a line so noisy that frames come damaged (the board is there),
+        asked again a couple of times on this connection: meanwhile the link asks the board for
+        coded frames (docs/serial-protocol.md), which get through."""
+        for tries in range(_HELLO_TRIES):
+            try:
+                return link.hello(self.reply, self._retries())
+            except NoReply:
+                st = link.stats()
+                if tries + 1 >= _HELLO_TRIES or not (st["corrupt"] or st["repaired"]):
+                    raise
+                self._heard_damage = True
 
     def _tally(self, link):
         st = link.stats()
@@ -683,6 +698,7 @@ class Follower:
 
 
 _RESEND = 0.4  # seconds between resends of a request to the board
+_HELLO_TRIES = 3  # hellos on one connection while the board's frames come damaged
 ONCE_PATIENCE = 30.0  # seconds `--once` goes on asking a board whose replies a noisy line loses
 _BLOCK_MAX = 360  # bytes of packed records an `r` frame carries at most (pack.Block.LIMIT)
 _BLOCK_MIN = 24  # a few records a frame: on the noisiest line each still gets through
