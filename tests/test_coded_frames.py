@@ -240,6 +240,42 @@ def test_once_asked_the_board_codes_every_frame_and_goes_plain_again(budget):
     assert "parity" not in hello
 
 
+@pytest.mark.parametrize("every", [1, 3])
+@pytest.mark.parametrize("codes", [[(16, 96)], [(8, 200), (32, 96)], [(32, 96), (8, 200)]])
+def test_what_the_app_sends_while_the_codes_table_is_being_made_waits_for_it(codes, every):
+    # The host asks for parity (then, seeing more damage, for more) and the app sends its
+    # frames (a beat, an action) in the steps while the code's table is still being made, or
+    # while another frame's parity is: each goes coded, whole, in order; the board never stops.
+    out = []
+    link = Link(out.append, FakeHandler(), budget=57)
+    cid = 1
+    for nsym, span in codes:
+        link.feed(frames.encode(cid, "parity", {"nsym": nsym, "span": span}))
+        cid += 1
+    sent = []
+    for k in range(60):
+        if k % every == 0:
+            sent.append(k)
+            link.emit("beat", {"mode": "scoring", "k": k})
+        link.pump()
+    while link.busy():
+        link.pump()
+    beats, coded = [], []
+    for line in "".join(out).encode().split(b"\n")[:-1]:
+        u = host_fec.unwrap(line)
+        f = frames.decode(u[0] if u else line)
+        if u is not None:  # its parity the code's own, as made at once
+            code = fec.Code(u[1].nsym, u[1].span)
+            n = int(line.split(b" ")[1])
+            assert line.decode() + "\n" == fec.encode(code, u[0].decode() + "\n", n)
+        if f[1] == "beat":
+            beats.append(f[2]["k"])
+            coded.append(u is not None)
+    assert beats == sent
+    # (a beat before the parity command's step goes plain) coded from the first one coded on
+    assert True in coded and all(coded[coded.index(True):])
+
+
 def test_parity_arguments_are_checked_and_named():
     out = []
     link = Link(out.append, FakeHandler())

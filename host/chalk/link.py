@@ -219,6 +219,7 @@ class BoardLink:
         # A fresh random id per session: a late reply to a previous session never matches.
         self._next_id = first_id if first_id is not None else random.randint(1, 10 ** 8)
         self._queue = collections.deque()
+        self._arrived = {}  # frames heard, by the type they came as (progress of a request)
         self._queue_max = queue_max
         self._pending = None  # id of the request waiting for its reply
         self._reply = None
@@ -315,6 +316,10 @@ class BoardLink:
             self._counts["echo"] += 1
             return
         self._count(n, typ)
+        # By the type it came as: a journal stream's records come as `r` blocks or `rec` frames;
+        # a live action as an `a` frame (its rec and state), which is no progress of a stream.
+        kind = "rec" if typ == "r" else typ
+        self._arrived[kind] = self._arrived.get(kind, 0) + 1
         self.heard = time.monotonic()
         if typ == "beat":  # kept, not queued: an idle board sends one a second while it runs
             self.beat = (self.heard, payload)
@@ -421,17 +426,16 @@ class BoardLink:
         resend = now + interval
         self._pending = cid
         self._reply = None
+        seen = self._seen(progress)
         try:
             self._tune()
             self._write(data)
             while self._reply is None:
-                before = len(self._queue)
                 self._read_chunk()
                 self._tune()  # the line may have just shown damage: ask for parity at once
                 now = time.monotonic()
-                if progress and any(self._queue[i].type in progress
-                                    for i in range(min(before, len(self._queue)),
-                                                   len(self._queue))):
+                if progress and self._seen(progress) != seen:
+                    seen = self._seen(progress)
                     resend = now + interval
                     deadline = max(deadline, resend)
                 if self._reply is not None:
@@ -451,6 +455,10 @@ class BoardLink:
         if reply.type == "err":
             raise self._refused(cmd, reply.payload)
         return reply
+
+    def _seen(self, types):
+        """Frames of these types heard so far (as they came: see _take_frame)."""
+        return sum(self._arrived.get(t, 0) for t in types)
 
     def _no_reply(self, cmd):
         hint = _DEPLOY
