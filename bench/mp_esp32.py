@@ -342,6 +342,9 @@ PLAY = [("state", {})] * 3 + [("undo", {})] * 5 + [("service", {"on": k % 2 == 0
                                                   for k in range(6)]
 
 
+ROOM = 48 * 1024  # free heap below which the steps' run collects between two steps
+
+
 def steps(cfg, flash, mpy):
     """The longest step of the main loop while the host resyncs the whole journal (a long game
     in `flash`) plainly and then with coded frames, and while it asks for the state, undoes
@@ -365,6 +368,7 @@ def steps(cfg, flash, mpy):
             self.waiting = None
             self.lines = frames.Lines(4096)
             self.ok = 0
+            self.us = 0  # the time spent here, reading what the board wrote (not the board's)
 
         def phase(self):
             return cmds[self.waiting - 1][0] if self.waiting else "idle"
@@ -384,6 +388,13 @@ def steps(cfg, flash, mpy):
             return frames.encode(self.k, cmd, args).encode()
 
         def write(self, s):
+            t0 = time.ticks_us()
+            try:
+                self._read(s)
+            finally:
+                self.us += time.ticks_diff(time.ticks_us(), t0)
+
+        def _read(self, s):
             for line in self.lines.feed(s):
                 if line[:4] == b"~c2 " and b" z " in line[:24]:
                     line = line.split(b" ", 4)[4].rsplit(b" ", 2)[0]  # the frame inside
@@ -423,15 +434,57 @@ def steps(cfg, flash, mpy):
         dt = time.ticks_diff(time.ticks_us(), t0)
         auto[0] = dt if dt > auto[0] else auto[0]
 
+    inner = [0, 0, 0, 0]  # the time, host's, collections' and world's of the timed calls so far
+
+    class Isr:
+        us = 0  # the time the simulated world's callback took (its timer's App.sample in it)
+
+    isr = Isr()
+    from scoreboard.hal import simtimer
+
+    move = simtimer.move_world
+
+    def moved(board):
+        t0 = time.ticks_us()
+        move(board)
+        isr.us += time.ticks_diff(time.ticks_us(), t0)
+
+    # The world's callback, scheduled by its thread between two bytecodes of whatever step runs
+    # (on the chip: the timer's interrupt, its sampling measured apart): no part of that step.
+    simtimer.move_world = moved
+
+    depth = [0]  # timed calls under way
+
     def timed(fn, name):
         def run(*args):
             patch()
+            if not depth[0] and gc.mem_free() < ROOM:
+                # The heap nearly full: collected before the step rather than by an allocation
+                # in its middle (a collection is the gap's, timed apart, never a step's Python).
+                gc.collect()
+            depth[0] += 1
             g0 = timed_gc.us
+            h0 = host.us
+            i0 = isr.us
+            n0, nh, ng, ni = inner
             f0 = gc.mem_free()
             t0 = time.ticks_us()
-            r = fn(*args)
-            dt = time.ticks_diff(time.ticks_us(), t0)
+            try:
+                r = fn(*args)
+            finally:
+                depth[0] -= 1
+            whole = time.ticks_diff(time.ticks_us(), t0)
+            host_us = host.us - h0
+            isr_us = isr.us - i0
             g = timed_gc.us - g0
+            # The host's reading of the wire is no part of the board's step (a UART's write on
+            # the chip is a copy into its buffer, in C), nor is the world's callback, nor a step
+            # timed within this one (the link's step its slice of the wire runs first: that
+            # counts on its own).
+            dt = whole - (inner[0] - n0) - (host_us - (inner[1] - nh)) - (isr_us - (inner[3] - ni))
+            g -= inner[2] - ng
+            inner[0], inner[1], inner[2], inner[3] = (n0 + whole, nh + host_us,
+                                                      ng + timed_gc.us - g0, ni + isr_us)
             if gc.mem_free() > f0 and g == 0:
                 g = auto[0] if auto[0] < dt else dt
             what = "%s%s (%s)" % (name, ": " + r if type(r) is str else "", host.cmd())
