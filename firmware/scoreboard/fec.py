@@ -19,9 +19,11 @@ NSYM_MIN = 2  # parity symbols per codeword (even: each pair corrects one symbol
 NSYM_MAX = 32
 SPAN_MIN = 16  # data bytes per codeword
 SPAN_MAX = 223  # + 32 parity = 255 symbols, the longest codeword of GF(2^8)
-_TABLE_STEP = 96  # table ints a step of Code.build()
-# Bytes a step of Coder.step() takes: WORK over the remainder's chunks (the work per byte).
-WORK = 240
+# A step's size, each about 20-40 us of the unix port's Python here, 3-6 ms on the chip (under
+# the 10 ms step budget: bench/bench_esp32.py): table ints a step of Code.build(), and the
+# bytes a step of Coder.step() takes, WORK over the remainder's chunks (the work per byte).
+_TABLE_STEP = 48
+WORK = 120
 
 
 def mul(a, b):
