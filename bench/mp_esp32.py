@@ -314,10 +314,42 @@ def acc(cfg, flash, trace):
     print(json.dumps({"downs": downs}))
 
 
+class _TimedGC:
+    """The gc module as the firmware's modules see it, its collections timed: a collection is
+    a call into C whose pause depends on the heap's size, so bench_esp32 scales it to the
+    board's heap on its own (GC_64_TO_32) and the rest of a step by the bytecode factor."""
+
+    def __init__(self, real):
+        self._real = real
+        self.us = 0  # time spent in collections
+
+    def collect(self):
+        t0 = time.ticks_us()
+        self._real.collect()
+        self.us += time.ticks_diff(time.ticks_us(), t0)
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+# The commands of a resync as `chalk archive` sends them, plain and then coded (a noisy line:
+# the host asks for parity); then commands of play (undo, the service view).
+RESYNC = [("hello", {}), ("clock", {"ms": 1767225600000}), ("journal", {"after": 0}),
+          ("state", {}), ("ack", {"seq": 0}), ("sign", {})]
+CODED = [("parity", {"nsym": 16, "span": 96}), ("hello", {}), ("journal", {"after": 0}),
+         ("state", {}), ("sign", {}), ("parity", {"nsym": 0})]
+PLAY = [("state", {})] * 3 + [("undo", {})] * 5 + [("service", {"on": k % 2 == 0})
+                                                  for k in range(6)]
+
+
+ROOM = 48 * 1024  # free heap below which the steps' run collects between two steps
+
+
 def steps(cfg, flash, mpy):
-    """The longest step of the main loop while the host asks for the state, undoes, switches the
-    service view and resyncs the whole journal (a long game in `flash`), and the longest pause
-    a collection of the heap makes (a call into C: nothing else runs meanwhile)."""
+    """The longest step of the main loop while the host resyncs the whole journal (a long game
+    in `flash`) plainly and then with coded frames, and while it asks for the state, undoes
+    and switches the service view; each step's time in Python and in collections apart, what
+    the step was, and the longest pause a collection of the heap makes here."""
     import gc
 
     from scoreboard import frames
@@ -326,17 +358,23 @@ def steps(cfg, flash, mpy):
 
     board = SimBoard(cfg, flash)
     board.baud = 115200
-    cmds = [("state", {})] * 5 + [("undo", {})] * 5 + [("service", {"on": k % 2 == 0})
-                                                        for k in range(6)]
-    cmds += [("journal", {"after": 0}), ("state", {})]
+    cmds = [("resync", c, a) for c, a in RESYNC] + [("coded", c, a) for c, a in CODED] + \
+        [("play", c, a) for c, a in PLAY]
 
     class Host:
         def __init__(self):
             self.stop = False
             self.k = 0
             self.waiting = None
-            self.lines = frames.Lines()
+            self.lines = frames.Lines(4096)
             self.ok = 0
+            self.us = 0  # the time spent here, reading what the board wrote (not the board's)
+
+        def phase(self):
+            return cmds[self.waiting - 1][0] if self.waiting else "idle"
+
+        def cmd(self):
+            return cmds[self.waiting - 1][1] if self.waiting else "-"
 
         def read(self, limit=256):
             if self.waiting is not None:
@@ -344,13 +382,22 @@ def steps(cfg, flash, mpy):
             if self.k >= len(cmds):
                 self.stop = True
                 return b"\r\x03"
-            cmd, args = cmds[self.k]
+            _, cmd, args = cmds[self.k]
             self.k += 1
             self.waiting = self.k
             return frames.encode(self.k, cmd, args).encode()
 
         def write(self, s):
+            t0 = time.ticks_us()
+            try:
+                self._read(s)
+            finally:
+                self.us += time.ticks_diff(time.ticks_us(), t0)
+
+        def _read(self, s):
             for line in self.lines.feed(s):
+                if line[:4] == b"~c2 " and b" z " in line[:24]:
+                    line = line.split(b" ", 4)[4].rsplit(b" ", 2)[0]  # the frame inside
                 try:
                     f = frames.decode(line)
                 except (frames.Corrupt, frames.WrongVersion):
@@ -363,23 +410,96 @@ def steps(cfg, flash, mpy):
     from scoreboard.app import App
     from scoreboard.link import Link
 
-    most = [0, ""]
+    timed_gc = _TimedGC(gc)
+    seen = [0]
+
+    def patch():
+        # The firmware's modules (those loaded since too) collect through the timed gc.
+        if len(sys.modules) != seen[0]:
+            seen[0] = len(sys.modules)
+            for name in list(sys.modules):
+                mod = sys.modules[name]
+                if name.startswith("scoreboard") and getattr(mod, "gc", None) is gc:
+                    mod.gc = timed_gc
+
+    most = {}  # phase -> [python us, collection us, what]
+
+    # A collection the heap makes on its own (an allocation that found no room) shows as more
+    # free heap after a step than before: it is counted as a collection (the pause measured
+    # here below, before the run: this heap's full collection) rather than as Python.
+    auto = [0]
+    for _ in range(5):
+        t0 = time.ticks_us()
+        gc.collect()
+        dt = time.ticks_diff(time.ticks_us(), t0)
+        auto[0] = dt if dt > auto[0] else auto[0]
+
+    inner = [0, 0, 0, 0]  # the time, host's, collections' and world's of the timed calls so far
+
+    class Isr:
+        us = 0  # the time the simulated world's callback took (its timer's App.sample in it)
+
+    isr = Isr()
+    from scoreboard.hal import simtimer
+
+    move = simtimer.move_world
+
+    def moved(board):
+        t0 = time.ticks_us()
+        move(board)
+        isr.us += time.ticks_diff(time.ticks_us(), t0)
+
+    # The world's callback, scheduled by its thread between two bytecodes of whatever step runs
+    # (on the chip: the timer's interrupt, its sampling measured apart): no part of that step.
+    simtimer.move_world = moved
+
+    depth = [0]  # timed calls under way
 
     def timed(fn, name):
         def run(*args):
+            patch()
+            if not depth[0] and gc.mem_free() < ROOM:
+                # The heap nearly full: collected before the step rather than by an allocation
+                # in its middle (a collection is the gap's, timed apart, never a step's Python).
+                gc.collect()
+            depth[0] += 1
+            g0 = timed_gc.us
+            h0 = host.us
+            i0 = isr.us
+            n0, nh, ng, ni = inner
+            f0 = gc.mem_free()
             t0 = time.ticks_us()
-            r = fn(*args)
-            dt = time.ticks_diff(time.ticks_us(), t0)
-            if dt > most[0]:
-                most[0] = dt
-                most[1] = name
+            try:
+                r = fn(*args)
+            finally:
+                depth[0] -= 1
+            whole = time.ticks_diff(time.ticks_us(), t0)
+            host_us = host.us - h0
+            isr_us = isr.us - i0
+            g = timed_gc.us - g0
+            # The host's reading of the wire is no part of the board's step (a UART's write on
+            # the chip is a copy into its buffer, in C), nor is the world's callback, nor a step
+            # timed within this one (the link's step its slice of the wire runs first: that
+            # counts on its own).
+            dt = whole - (inner[0] - n0) - (host_us - (inner[1] - nh)) - (isr_us - (inner[3] - ni))
+            g -= inner[2] - ng
+            inner[0], inner[1], inner[2], inner[3] = (n0 + whole, nh + host_us,
+                                                      ng + timed_gc.us - g0, ni + isr_us)
+            if gc.mem_free() > f0 and g == 0:
+                g = auto[0] if auto[0] < dt else dt
+            what = "%s%s (%s)" % (name, ": " + r if type(r) is str else "", host.cmd())
+            row = most.setdefault(host.phase(), [0, 0, ""])
+            if dt - g + g / 2.5 > row[0] + row[1] / 2.5:
+                row[0], row[1], row[2] = dt - g, g, what
             return r
         return run
 
-    # The parts of a pass that can take long: a command (its reply), the sensing layer with
-    # the referee and the screen, the link's slice of the wire.
-    Link.feed = timed(Link.feed, "a command")
-    Link.pump = timed(Link.pump, "the link's slice")
+    # The parts of a pass that can take long: a command gathered, the link's step (a command
+    # run, a slice of a reply or a coded frame, a record of the stream), its slice of the wire,
+    # the sensing layer with the referee and the screen.
+    Link.feed = timed(Link.feed, "a command's bytes")
+    Link.step = timed(Link.step, "the link's step")
+    Link.pump = timed(Link.pump, "the link's slice of the wire")
     App.tick = timed(App.tick, "the sensing layer and the screen")
     try:
         serve(board, stdin=host, write=host.write, test_mode=True)
@@ -391,8 +511,7 @@ def steps(cfg, flash, mpy):
         gc.collect()
         dt = time.ticks_diff(time.ticks_us(), t0)
         pause = dt if dt > pause else pause
-    print(json.dumps({"ok": host.ok, "asked": len(cmds), "gc_us": pause, "step_us": most[0],
-                      "step_what": most[1]}))
+    print(json.dumps({"ok": host.ok, "asked": len(cmds), "gc_us": pause, "steps": most}))
 
 
 if __name__ == "__main__":

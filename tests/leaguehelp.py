@@ -136,8 +136,8 @@ def signed_log(tmp, key, device, game_no, players, actions, started="2026-11-28T
                config=None, end=True, game=GAME, seq=1):
     """The match log (JSONL, with its chain) a board with `key` would have made of a game, as
     `chalk serve` exports it: recorded in a throw-away archive, signed as the board signs."""
-    from chalk.archive import Archive, board_records, sign_records
     from chalk.export import jsonl
+    from chalk.store import Archive, board_records, sign_records
     from scoreboard import matchlog
 
     head = matchlog.header(game, dict(CONFIG if config is None else config), list(players),

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from chalk import link, watch
+from chalk import remote, watch
 from chalk.sim import Sim
 from scoreboard import frames
 from scoreboard.hal.sim import SimBoard, VirtualClock
@@ -129,7 +129,7 @@ def wait_beat(bl, mode="scoring", timeout=20.0):
 
 @needs_mp
 def test_no_single_byte_stops_a_simulated_board(board):
-    with link.connect(board.port) as bl:
+    with remote.connect(board.port) as bl:
         for b in range(256):
             bl.ser.write(b"\n" + bytes([b]) + b"\n")
             if b % 16 == 15:
@@ -147,7 +147,7 @@ def mpremote(port, *args, timeout=60):
 
 @needs_mp
 def test_mpremote_still_gets_the_repl_and_watch_says_not_scoring(board):
-    with link.connect(board.port) as bl:
+    with remote.connect(board.port) as bl:
         wait_beat(bl)
     out = mpremote(board.port, "exec", "print(6 * 7)")
     assert out.returncode == 0, out.stderr
@@ -176,7 +176,7 @@ def test_mpremote_still_gets_the_repl_and_watch_says_not_scoring(board):
     with open(board.port, "wb", buffering=0) as f:
         f.write(b"\r\x04")
     until(lambda: board.boots == 2)
-    with link.connect(board.port, timeout=20) as bl:
+    with remote.connect(board.port, timeout=20) as bl:
         wait_beat(bl)
 
 
@@ -205,7 +205,7 @@ def test_watch_shows_not_scoring_when_the_app_stops_under_it(board):
 def test_watch_shows_not_scoring_in_the_service_view(board):
     buf = io.StringIO()
     stop = threading.Event()
-    with link.connect(board.port) as bl:
+    with remote.connect(board.port) as bl:
         bl.request("service", {"on": True})
     t = threading.Thread(target=watch.watch, args=(board.port,),
                          kwargs={"out": buf, "tty": False, "stop": stop})
@@ -232,7 +232,7 @@ def test_the_relay_never_blocks_and_a_hung_board_comes_back_by_itself(tmp_path):
     path = tmp_path / "five-pins.json"
     path.write_text(json.dumps(cfg))
     with Sim(str(path), flash=tmp_path / "flash", test_mode=True) as sim:
-        with link.connect(sim.port, timeout=20) as bl:
+        with remote.connect(sim.port, timeout=20) as bl:
             bl.request("act", {"action": {"a": "break", "player": 1}})
             wait_beat(bl)
             # The board hangs (its loop never reads again) and the host sends 200 KB.
@@ -244,7 +244,7 @@ def test_the_relay_never_blocks_and_a_hung_board_comes_back_by_itself(tmp_path):
             # Its watchdog resets it, into its journal: it answers and scores again.
             until(lambda: sim.boots == 2, timeout=30)
             assert sim.watchdog_resets == 1
-        with link.connect(sim.port, timeout=20) as bl:
+        with remote.connect(sim.port, timeout=20) as bl:
             st = bl.request("state")
             assert st["state"]["breaker"] == 1 and st["mode"] == "scoring"
             wait_beat(bl)
@@ -252,7 +252,7 @@ def test_the_relay_never_blocks_and_a_hung_board_comes_back_by_itself(tmp_path):
 
 @needs_mp
 def test_a_board_at_the_repl_is_not_reset_and_its_last_beat_says_so(board):
-    with link.connect(board.port) as bl:
+    with remote.connect(board.port) as bl:
         wait_beat(bl)
         bl.ser.write(b"\r\x03")
         wait_beat(bl, "repl", timeout=10)
@@ -272,5 +272,5 @@ def test_a_board_at_the_repl_is_not_reset_and_its_last_beat_says_so(board):
         except AssertionError:
             continue
     assert board.boots >= 2 and board.watchdog_resets == 0 and time.monotonic() - t0 < 60
-    with link.connect(board.port, timeout=20) as bl:
+    with remote.connect(board.port, timeout=20) as bl:
         wait_beat(bl)

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from chalk import archive as arch
-from chalk.archive import Archive, ArchiveError, Follower, board_records
+from chalk import store as arch
 from chalk.errors import ChalkError
+from chalk.follow import Follower
+from chalk.store import Archive, ArchiveError, board_records
 from chalk.traces import Trace
 from scoreboard import journal as jnl
 from scoreboard import matchlog
@@ -533,7 +534,7 @@ def _has_state(db, seq):
 
 
 def board_state(port):
-    from chalk.link import connect
+    from chalk.remote import connect
 
     with connect(port) as link:
         return link.hello(), link.request("state")

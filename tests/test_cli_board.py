@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from chalk import cli, deploy, link, watch
+from chalk import cli, deploy, link, remote, watch
 from chalk.commands import new as new_cmd
 from chalk.errors import ChalkError
 from chalk.sim import Sim
@@ -87,7 +87,7 @@ def test_ports_without_a_board_or_any_port(monkeypatch, capsys):
 # -- watch -----------------------------------------------------------------------------------
 
 def test_watch_once_shows_score_move_last_action_and_a_sensor_warning(five_pins, capsys):
-    with link.connect(five_pins.port) as board:
+    with remote.connect(five_pins.port) as board:
         board.request("new", {"game": "five-pins", "players": ["Ann", "Bob"]})
         board.request("act", {"action": {"a": "break", "player": 0}})
         after = board.request("act", {"action": {"a": "shot", "player": 0, "pins": "12"}})
@@ -112,7 +112,7 @@ def test_watch_once_shows_score_move_last_action_and_a_sensor_warning(five_pins,
 
 
 def test_watch_once_shows_a_peg_mismatch(shove, capsys):
-    with link.connect(shove.port) as board:
+    with remote.connect(shove.port) as board:
         board.request("new", {"game": "shove-hapenny", "players": ["Ann", ["Bob", "Cy"]]})
         board.request("act", {"action": {"a": "start", "side": 0}})
         # a turn scored from the buttons, with no peg put in: the pegs disagree with the score
@@ -133,7 +133,7 @@ def test_watch_once_shows_a_peg_mismatch(shove, capsys):
 
 
 def test_watch_redraws_in_place_on_a_terminal(five_pins):
-    with link.connect(five_pins.port) as board:
+    with remote.connect(five_pins.port) as board:
         board.request("new", {"game": "five-pins", "players": ["Ann", "Bob"]})
         board.request("inject", {"events": [{"t": 0, "line": "btn.undo", "v": 1},
                                             {"t": 100, "line": "btn.undo", "v": 0}]})
@@ -195,7 +195,7 @@ def test_watch_prints_one_line_per_change_and_one_line_when_the_board_is_gone(fi
 # -- new -------------------------------------------------------------------------------------
 
 def header_of_last_game(port):
-    with link.connect(port) as board:
+    with remote.connect(port) as board:
         recs = board.journal_since(0)
     return [r for r in recs if r.get("type") == "H"][-1]["header"]
 
@@ -229,7 +229,7 @@ def test_new_starts_a_game_with_config_and_players(five_pins, capsys):
 
 
 def test_new_with_a_config_the_board_cannot_play_is_refused(five_pins, capsys):
-    with link.connect(five_pins.port) as board:
+    with remote.connect(five_pins.port) as board:
         before = board.request("state")["game_no"]
     code, out, err = chalk(capsys, "new", "--port", five_pins.port, "--config", "target=0")
     assert (code, out) == (1, "")
@@ -240,7 +240,7 @@ def test_new_with_a_config_the_board_cannot_play_is_refused(five_pins, capsys):
     code, out, err = chalk(capsys, "new", "--port", five_pins.port, "--game", "shove-hapenny")
     assert err == ("chalk: the board refused new: this board plays five-pins, not "
                    "shove-hapenny\n")
-    with link.connect(five_pins.port) as board:
+    with remote.connect(five_pins.port) as board:
         assert board.request("state")["game_no"] == before  # nothing started
 
 

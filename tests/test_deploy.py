@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from chalk import build, cli, deploy, link
+from chalk import build, cli, deploy, remote
 from chalk.errors import ChalkError
 from chalk.sim import Sim
 
@@ -79,7 +79,7 @@ def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
 
     # Deploying again keeps the journal and the board config, copies nothing that is the same,
     # and removes files the new copy does not have (a stale .py would shadow the new .mpy).
-    with link.connect(sim.port) as board:
+    with remote.connect(sim.port) as board:
         game_no = board.request("state")["game_no"]
     stale = sim.flash / "lib" / "scoreboard" / "gone.py"
     stale.write_text("raise ImportError('stale')\n")
@@ -91,7 +91,7 @@ def test_deploy_onto_an_empty_board_then_it_plays(empty_board, capsys):
     assert out.count("(unchanged)") == len(files) - 1
     assert not stale.exists() and not old_key.exists()
     assert "key %s is already kept" % entry["kid"] in out  # the same key: made once
-    with link.connect(sim.port) as board:
+    with remote.connect(sim.port) as board:
         assert board.request("state")["game_no"] == game_no
 
 
@@ -233,7 +233,7 @@ def test_deploy_into_the_romfs_partition_of_a_board_that_has_one(tmp_path, capsy
         assert (sim.flash / "main.py").is_file() and (sim.flash / "board.json").is_file()
         assert len((sim.flash / "nvs" / "sk").read_bytes()) == 32  # its own key, in its NVS
         # the app runs from ROMFS: its modules come from /rom/lib
-        with link.connect(sim.port) as board:
+        with remote.connect(sim.port) as board:
             assert board.request("state")["game"] == "five-pins"
         deploy.stop_app(sim.port)
         cmd = [__import__("sys").executable, "-m", "mpremote", "connect", sim.port, "resume",

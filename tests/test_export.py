@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from chalk.archive import Archive, board_records
 from chalk.errors import ChalkError
 from chalk.export import export, filename
+from chalk.store import Archive, board_records
 
 DEVICE = {"device": "esp32-a1b2c3d4e5f6", "board": "red-lion-1", "game": "five-pins",
           "firmware": "0.1.0", "last_seq": 0}

@@ -11,9 +11,10 @@ import json
 import pytest
 
 from chalk import compact
-from chalk.archive import Archive, Follower, board_records
+from chalk.follow import Follower
 from chalk.link import BoardError, BoardLink, Frame
 from chalk.randomgame import random_match
+from chalk.store import Archive, board_records
 from scoreboard import frames
 from tests.test_noisy_line import FakeLink
 

@@ -306,9 +306,9 @@ def test_new_refuses_a_config_past_the_rules_bounds(board):
 
 
 def test_names_with_escape_sequences_never_reach_the_terminal_raw(board):
-    from chalk import link
+    from chalk import remote
 
-    with link.connect(board.port) as b:  # a name from elsewhere (another tool, an old board)
+    with remote.connect(board.port) as b:  # a name from elsewhere (another tool, an old board)
         b.request("new", {"game": "five-pins", "players": ["\x1b]0;pwned\x07Ann", "B\u202eob"]})
     r = chalk("watch", "--once", "--port", board.port)
     assert r.returncode == 0, r.stderr

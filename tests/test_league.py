@@ -15,10 +15,10 @@ import time
 import pytest
 
 from chalk import chainhost, keys, verify
-from chalk.archive import Archive
 from chalk.keys import KeyStore
 from chalk.link import BoardLink, open_port
 from chalk.sim import Sim
+from chalk.store import Archive
 from scoreboard import chain
 from tests.mpy import micropython_path
 
@@ -424,7 +424,7 @@ def test_a_rewound_board_shows_as_two_games_with_one_predecessor(league, tmp_pat
 # -- older boards -------------------------------------------------------------------------------
 
 def test_a_legacy_hmac_log_verifies_as_legacy_never_as_a_board_key(tmp_path):
-    from chalk.archive import board_records, sign_records
+    from chalk.store import board_records, sign_records
 
     key = bytes(range(40, 72))
     head = {"chalk": 1, "game": "five-pins", "config": {"target": 6, "sets": 1,

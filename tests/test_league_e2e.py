@@ -13,9 +13,9 @@ import subprocess
 import sys
 
 from chalk import mqttconf
-from chalk.archive import Archive
 from chalk.export import jsonl
 from chalk.sim import Sim
+from chalk.store import Archive
 from tests.leaguehelp import (
     LeagueProc,
     copy_keys,

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from chalk import stats
-from chalk.archive import Archive, board_records
+from chalk.store import Archive, board_records
 
 FP = {"target": 12, "sets": 1, "pin_foul_penalty": 0}
 

@@ -19,6 +19,7 @@ import pytest
 import serial
 
 from chalk import link as host
+from chalk import remote
 from chalk.errors import ChalkError
 from scoreboard import frames
 from scoreboard.link import COMMANDS, Link, Refused
@@ -611,6 +612,46 @@ def test_missing_reply_times_out_with_a_useful_error(pty_board):
     assert "the board is at the MicroPython REPL" in e.value.hint
 
 
+def test_live_actions_are_no_progress_of_a_journal_the_board_did_not_hear(pty_board):
+    # A board playing on (an `a` frame, its rec and state, every 50 ms) while the host's journal
+    # command is lost on the way: the request is sent again and times out as any other; only
+    # the stream's own records (`r` blocks, `rec` frames) push its deadline on.
+    from chalk.randomgame import random_match
+    from scoreboard import pack
+    from scoreboard.rules import new_game
+
+    head, actions = random_match("five-pins", seed=3, max_actions=200,
+                                 config={"target": 1000, "sets": 3}, accuracy=0.5,
+                                 players=["Ann", "Bob"])
+    b, bl = pty_board(deaf=True)
+    b.emit("boot", {"device": "sim-x", "game": "five-pins", "config": head["config"],
+                    "last_seq": 0})
+    game = new_game("five-pins", head["config"])
+    stop = threading.Event()
+
+    def play():
+        for seq, (_seq, t, action) in enumerate(actions, 1):
+            if stop.wait(0.05):
+                return
+            state = game.apply(action)
+            code = pack.pack_action(game, dict(action, seq=seq, t=t))
+            b.emit("a", {"seq": seq, "t": t, "code": code, "state": state})
+
+    player = threading.Thread(target=play, daemon=True)
+    player.start()
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(host.NoReply):
+            bl.request("journal", {"after": 0}, timeout=0.9, retries=2, progress=("rec",))
+        assert time.monotonic() - t0 < 3
+        heard = [f for f in iter(lambda: bl.poll(0), None) if f.type == "rec"]
+        assert heard  # the live records came meanwhile, and are kept
+    finally:
+        stop.set()
+        player.join(2)
+    assert b"".join(b.received).count(b" journal {") == 3  # the request and two resends
+
+
 def test_lost_records_in_a_journal_stream_are_asked_for_again(pty_board):
     drop = {"n": 0}
 
@@ -668,7 +709,7 @@ def test_connect_resolves_opens_and_says_hello(monkeypatch):
     b = PtyBoard()
     try:
         monkeypatch.setenv("CHALK_PORT", b.path)
-        with host.connect() as bl:
+        with remote.connect() as bl:
             assert bl.info["protocol"] == 2 and bl.port == b.path
     finally:
         b.close()

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from chalk.archive import Archive, Follower
+from chalk.follow import Follower
+from chalk.store import Archive
 from tests.mpy import micropython_path
 from tests.test_archive import (
     Following,
@@ -91,8 +92,10 @@ def test_one_percent_noise_the_archive_keeps_up_and_ends_exact(tmp_path):
             ctl.thread.join(timeout=5)
         w.close()
     # Protocol 2's compact frames carry about a fifth of the bytes JSON did (47 for a five-pins
-    # action against 233), so 1 % of them is a few dozen hits, each a frame lost.
-    assert hits["to_host"] > 30 and hits["to_board"] > 5, hits
+    # action against 233), so 1 % of them is a few dozen hits, each a frame lost (or, once the
+    # host asks for coded frames, corrected). The host's commands are fewer on a coded line
+    # (nothing lost to resync): a few hits that way.
+    assert hits["to_host"] > 30 and hits["to_board"] > 0, hits
     assert last > 40  # most of the 62 records: the board played on while the line was noisy
     # Exactly the board's journal: every record once, in seq order, no gap, the same lines.
     games, seqs, gaps = archived(w.db)
@@ -163,8 +166,8 @@ class FakeLink:
 
 
 def test_catch_up_keeps_every_good_record_and_asks_only_for_the_missing(tmp_path):
-    from chalk.archive import board_records
     from chalk.randomgame import random_match
+    from chalk.store import board_records
 
     head, actions = random_match("five-pins", seed=2, config={"target": 400}, max_actions=40)
     recs, _states = board_records(dict(head, game_no=1), actions)
@@ -196,8 +199,8 @@ def test_catch_up_judges_packed_frames_by_the_records_in_them(tmp_path):
     """Protocol 2: a journal stream's `count` is frames, each `r` frame a run of records. A lost
     frame loses the whole run; the host judges by the records here (the ok's `records`), so a
     stream with fewer frames than records missing never stores those records as gone."""
-    from chalk.archive import board_records
     from chalk.randomgame import random_match
+    from chalk.store import board_records
 
     head, actions = random_match("five-pins", seed=2, config={"target": 400}, max_actions=40)
     recs, _states = board_records(dict(head, game_no=1), actions)

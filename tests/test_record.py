@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from chalk import cli, link
+from chalk import cli, remote
 from chalk.record import TraceRecorder
 from chalk.sim import Sim, run_virtual
 from chalk.traces import Trace
@@ -52,7 +52,7 @@ def test_a_recorded_trace_replays_to_the_same_actions(tmp_path):
     recorded = tmp_path / "recorded.jsonl"
     want, _ = run_virtual("five-pins", played)
     with Sim("five-pins", flash=tmp_path / "flash", test_mode=True) as sim:
-        with link.connect(sim.port) as bl, open(recorded, "w") as out:
+        with remote.connect(sim.port) as bl, open(recorded, "w") as out:
             first = bl.hello()["last_seq"] + 1
             rec = TraceRecorder(bl, out)
             rec.start()
@@ -82,7 +82,7 @@ def test_a_recorded_trace_replays_to_the_same_actions(tmp_path):
 
 def test_chalk_record_writes_a_whole_trace_and_turns_recording_off(tmp_path, capsys):
     with Sim("five-pins", flash=tmp_path / "flash", test_mode=True) as sim:
-        with link.connect(sim.port) as bl:
+        with remote.connect(sim.port) as bl:
             bl.request("inject", {"events": [{"t": 0, "line": "pin.C", "v": 1}]})
             deadline = time.monotonic() + 20
             while bl.request("state")["note"] is None:  # the pin is seen down
@@ -95,7 +95,7 @@ def test_chalk_record_writes_a_whole_trace_and_turns_recording_off(tmp_path, cap
         assert "1 line changes recorded" in err
         assert out.read_text() == '{"t": 0, "line": "pin.C", "v": 1}\n'  # down when it started
         assert not (tmp_path / "at-the-table.jsonl.part").exists()
-        with link.connect(sim.port) as bl:
+        with remote.connect(sim.port) as bl:
             assert bl.request("state")["record"] is False
     bad = tmp_path / "no-such-dir" / "x.jsonl"
     code = cli.main(["record", "--port", sim.port, str(bad)])

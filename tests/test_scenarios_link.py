@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chalk import cli, link, scenarios
+from chalk import cli, link, remote, scenarios
 from chalk.sim import Sim
 from scoreboard.rules import rules_for
 
@@ -127,7 +127,7 @@ def test_a_step_of_input_events_goes_through_the_sensors(boards, capsys, tmp_pat
 
 def test_a_board_not_in_test_mode_is_refused_with_the_hint(tmp_path, capsys):
     with Sim("five-pins", flash=tmp_path / "flash") as sim:
-        with link.connect(sim.port) as board:
+        with remote.connect(sim.port) as board:
             before = board.request("state")
         code, out, err = chalk(capsys, "test", SCENARIOS / "five-pins", "--port", sim.port)
         assert code == 1 and out == ""
@@ -135,7 +135,7 @@ def test_a_board_not_in_test_mode_is_refused_with_the_hint(tmp_path, capsys):
                                        "test` needs it to take actions and input events from "
                                        "the host" % sim.port)
         assert '"link": {"test_mode": true}' in err and "chalk sim --test-mode" in err
-        with link.connect(sim.port) as board:
+        with remote.connect(sim.port) as board:
             assert board.request("state")["game_no"] == before["game_no"]  # no new game
 
 

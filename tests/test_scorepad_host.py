@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from chalk.archive import Archive, board_records, sign_records
 from chalk.chainhost import SoftKey
 from chalk.keys import KeyStore
+from chalk.store import Archive, board_records, sign_records
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = ("texas-42", "domino-bingo", "tally")

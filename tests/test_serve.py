@@ -12,8 +12,8 @@ import time
 import pytest
 
 from chalk import serve, verify, views, web
-from chalk.archive import Archive
 from chalk.sim import Sim
+from chalk.store import Archive
 from tests.browser import Served
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -7,7 +7,7 @@ the command must show each line's level and edge count, and each peg present.
 import time
 
 from chalk import cli
-from chalk.link import connect
+from chalk.remote import connect
 from chalk.sim import Sim
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chalk import stats
-from chalk.archive import Archive, board_records
+from chalk.store import Archive, board_records
 from scoreboard import matchlog
 from scoreboard.rules import new_game
 

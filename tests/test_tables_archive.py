@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from chalk.archive import Archive, board_records, sign_records
 from chalk.chainhost import SoftKey
 from chalk.keys import KeyStore
+from chalk.store import Archive, board_records, sign_records
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "match-log.md").read_text()
 

@@ -13,10 +13,10 @@ import time
 import pytest
 
 from chalk import verify
-from chalk.archive import Archive, board_records, sign_records
 from chalk.chainhost import SoftKey, legacy_key_id
 from chalk.keys import KeyStore
 from chalk.randomgame import random_match
+from chalk.store import Archive, board_records, sign_records
 from tests.mpy import micropython_path
 
 KEY = SoftKey("%064x" % 0x7C0FFEE)  # the board's key pair, as a board would hold it
@@ -521,7 +521,7 @@ def test_a_board_archive_live_and_by_resync_detects_every_edit(tmp_path, monkeyp
     caught in each; an exported log verifies on its own."""
     import shutil
 
-    from chalk.archive import Follower
+    from chalk.follow import Follower
     from chalk.sim import Sim
     from tests.test_archive import (
         Following,

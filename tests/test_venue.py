@@ -21,8 +21,8 @@ import urllib.parse
 import pytest
 
 from chalk import serve
-from chalk.archive import Archive, ArchiveError
 from chalk.sim import Sim
+from chalk.store import Archive, ArchiveError
 from tests.browser import Served
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -13,9 +13,9 @@ import time
 import pytest
 
 from chalk import verify
-from chalk.archive import Archive, board_records, sign_records
 from chalk.chainhost import SoftKey
 from chalk.keys import KeyStore
+from chalk.store import Archive, board_records, sign_records
 from tests.mpy import micropython_path
 
 live = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from chalk import atomic
-from chalk.archive import Archive, board_records
 from chalk.errors import ChalkError
 from chalk.export import export
 from chalk.randomgame import random_match
+from chalk.store import Archive, board_records
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -418,11 +418,11 @@ def test_a_boards_state_reply_is_said_in_words_through_undo_and_a_power_cut(tmp_
     """The board's `state` reply carries its latest action, the state before it and what an
     undo took back (app.status()); the page says it with the players' names. After a power cut
     the board resumes from its journal and still says what was done last."""
-    from chalk import link
+    from chalk import remote
     from chalk.sim import Sim
 
     with Sim("shove-hapenny", flash=tmp_path / "flash", test_mode=True) as sim:
-        with link.connect(sim.port, timeout=20) as board:
+        with remote.connect(sim.port, timeout=20) as board:
             board.request("new", {"game": "shove-hapenny", "players": ["Ann", ["Bob", "Cy"]]})
             st = board.request("state")
             assert st["rec"] is None and views.view(st, "snug")["last"] == ""
@@ -446,7 +446,7 @@ def test_a_boards_state_reply_is_said_in_words_through_undo_and_a_power_cut(tmp_
             assert views.view(st, "snug")["last"] == ("Undone: Bob & Cy: 4 in bed 9 (bed 9 "
                                                       "full, 1 over to Ann)")
         sim.power_cut()
-        with link.connect(sim.port, timeout=60) as board:
+        with remote.connect(sim.port, timeout=60) as board:
             st = _status_after(board, lambda s: s.get("rec") is not None)
             assert st["rec"]["a"] == "undo"
             assert views.view(st, "snug")["last"].startswith("Undone: Bob & Cy: 4 in bed 9")
@@ -455,11 +455,11 @@ def test_a_boards_state_reply_is_said_in_words_through_undo_and_a_power_cut(tmp_
 
 
 def test_a_scorepad_shows_no_prompt_and_no_record_text(tmp_path):
-    from chalk import link
+    from chalk import remote
     from chalk.sim import Sim
 
     with Sim("scorepad", flash=tmp_path / "flash", test_mode=True, game="texas-42") as sim:
-        with link.connect(sim.port, timeout=20) as board:
+        with remote.connect(sim.port, timeout=20) as board:
             board.request("new", {"game": "texas-42", "players": ["Ann", "Bob", "Cy", "Di"]})
             board.request("act", {"action": {"a": "hand", "bidder": 1, "bid": 32,
                                              "took": 20}})

@@ -674,12 +674,14 @@ class App:
                 self._heap_due = self.clock.ticks_add(t, _HEAP_CHECK_MS)
                 self.check_heap()  # a step of its own too
 
-    def check_heap(self):
+    def check_heap(self, collect=True):
         """Measure the heap (gauge.py); near its end, say so on the screen and to the host, and
-        keep fewer blocks of the game's codes in RAM (a checkpoint to flash, at once)."""
-        from .gauge import measure
+        keep fewer blocks of the game's codes in RAM (a checkpoint to flash, at once).
+        `collect` False: the heap was collected just before (a step of its own)."""
+        from . import gauge
 
-        free, block = measure()
+        gauge.fresh[0] = not collect
+        free, block = gauge.measure()
         self.heap[0] = free
         self.heap[1] = block
         if free is None:

@@ -148,9 +148,10 @@ def _type_ok(typ):
     return True
 
 
-def encode(n, typ, payload, version=VERSION):
+def encode(n, typ, payload, version=VERSION, text=None):
     """One frame line, "\\n" included, as a str. `payload` must be a dict (or, for the compact
-    types `a` and `r` of version 2, the dict their encoder takes, or their text).
+    types `a` and `r` of version 2, the dict their encoder takes, or their text); `text`: the
+    payload's JSON already made (a board making a long reply a slice at a time: linkwork.py).
 
     Raises FrameTooLong if it would exceed MAX_LINE bytes, ValueError for anything else that
     cannot be a frame (a bad type name, a frame number out of range, a non-JSON value)."""
@@ -159,12 +160,17 @@ def encode(n, typ, payload, version=VERSION):
     if type(typ) is not str or not _type_ok(typ):
         raise ValueError("bad frame type %r" % (typ,))
     out = [MARKER, str(version), " ", str(n), " ", typ, " "]
-    if typ in COMPACT and version >= 2:
-        if type(payload) is not str:
+    if text is not None:
+        out.append(text)
+    elif typ in COMPACT and version >= 2:
+        made = type(payload) is not str
+        if made:
             from . import pack  # the compact encoder, loaded on a board's first action
 
             payload = pack.action_text(payload) if typ == "a" else pack.block_text(payload)
-        if not _text_ok(payload):
+        # (A block's text is its game id, a seq and base64: ASCII by construction, and a check
+        # byte by byte is a long step on a board. An action's state may hold anything.)
+        if not (made and typ == "r") and not _text_ok(payload):
             raise ValueError("bad %s frame text %r" % (typ, payload[:40]))
         out.append(payload)
     elif type(payload) is not dict:

@@ -35,11 +35,19 @@ def largest_block(free):
             gc.enable()
 
 
+# True: the heap was collected a moment ago, in a step of its own (the link collects before a
+# state reply): measure() does not collect again, once.
+fresh = [False]
+
+
 def measure():
     """(free, largest block) in bytes, after a collection; (None, None) where the port does
     not tell (CPython)."""
     if not hasattr(gc, "mem_free"):
         return None, None
-    gc.collect()
+    if fresh[0]:
+        fresh[0] = False
+    else:
+        gc.collect()
     free = gc.mem_free()
     return free, largest_block(free)

@@ -6,20 +6,27 @@
 # exactly one `ok` or `err` frame carrying the command's id; a corrupt line is dropped and
 # counted, never half-applied. Runs unchanged on MicroPython and CPython.
 #
-# Long replies never hold the loop: with a `budget` (bytes a loop pass may write, about what the
-# UART carries in a scan or two), frames wait in a queue and pump() writes at most that much per
-# call, and a journal stream makes its next `rec` frame only when the queue has room. The main
-# loop calls pump() between scans, so sensing never pauses for a resync, a big state reply or a
-# burst of frames. Without a budget every frame is written at once (tests, tools).
+# Long work never holds the loop: with a `budget` (bytes a loop pass may write, about what the
+# UART carries in a scan or two), the link works in steps, each bounded whatever the reply or
+# the journal: feed() only gathers lines; step() (prepare(), or one within pump()) then decodes
+# a command and runs it, makes a frame a slice at a time (linkwork.Dumper), works out a coded
+# frame's parity a few bytes at a time (fec.Coder), collects the heap before a command that
+# needs whole blocks, or reads and packs a record of a journal stream; pump() writes at most
+# the budget per call. The main loop calls them between scans, so sensing never pauses for a
+# resync, a big state reply or a burst of frames. Without a budget everything is done at once
+# (tests, tools).
+#
+# On a noisy line the host asks for coded frames (`parity`): every frame then goes out with
+# Reed-Solomon parity after it (scoreboard/fec.py, docs/serial-protocol.md), which the host
+# uses to correct what the line damaged. A clean line never asks, and pays nothing.
 
 import gc
 
 from . import frames
 
-# Commands the host may send and the checks of their arguments: linkargs.py.
-from .linkargs import COMMANDS, TEST_ONLY  # noqa: F401 (COMMANDS: the host imports it here)
-
-_SPARE = ("rec", "before", "undid", "config")  # result keys a reply may go without (_ok)
+# Commands the host may send and the checks of their arguments: linkargs.py (COMMANDS: the
+# host imports it here).
+from .linkargs import COMMANDS, TEST_ONLY, check  # noqa: F401
 
 # Commands that change something: a repeat of the last one (same id, same args: the host
 # resending after a lost reply) gets the same reply again instead of being carried out twice.
@@ -35,10 +42,9 @@ _MESSAGE_MAX = 300  # an error message, clipped so its err frame always fits
 _OUT_MAX = 4096  # characters of frames waiting for the wire (beyond: unsolicited frames dropped)
 _HELD_MAX = 32  # frames the app sends during a journal stream, held until its ok
 _WAITING_MAX = 4  # commands that arrive during a journal stream, run after its ok
-# Journal records a stream reads and packs in one pass of the main loop (a record is one line
-# read from flash, parsed, and its code checked): a few, so no step between two scans grows
-# with the block being made (docs/serial-protocol.md).
-_STREAM_STEPS = 4
+_INBOX_MAX = 8  # lines gathered by feed() waiting for a step (beyond: dropped, the host resends)
+# Commands that need whole blocks of the heap: a collection first (in a step of its own).
+_COLLECT = ("new", "undo", "act", "journal", "state")
 
 
 class Refused(Exception):
@@ -52,6 +58,8 @@ class Link:
     dict (None counts as {}) or raises Refused(message); `cmd_journal` returns an iterable of
     record dicts instead, each sent as a `rec` frame before the `ok`. inject and act are refused
     here unless `test_mode` is on."""
+
+    Refused = Refused  # (for linkwork.py, which does not import this module)
 
     def __init__(self, write, handler, test_mode=False, budget=None):
         self._write = write
@@ -69,12 +77,26 @@ class Link:
         self._held = []  # (type, payload) the app sent during a stream
         self._waiting = []  # (id, cmd, args) that arrived during a stream
         self._pumping = False
+        self._inbox = []  # lines feed() gathered, waiting for a step (with a budget)
+        self._jobs = []  # frames being made a slice a step: [type, payload, droppable, Dumper]
+        self._ready = None  # (id, cmd, args) to run once the heap is collected (with a budget)
+        self._code = None  # the fec.Code the host asked for; None: plain frames
+        self._coding = None  # the fec.Coder of the coded frame whose parity is being made
         self._stats = {"frames_in": 0, "frames_out": 0, "corrupt": 0, "noise": 0,
                        "ignored": 0, "refused": 0, "repeats": 0, "version": 0, "dropped": 0}
 
     # -- sending -----------------------------------------------------------------------------
     def _send(self, typ, payload, droppable=False):
-        line = frames.encode(self._n, typ, payload)  # FrameTooLong before a number is used
+        """Queue a frame; its number, or None while it is still being made (with a budget:
+        numbers are given as frames are finished, in the order they go out)."""
+        if self.budget is None:
+            line = frames.encode(self._n, typ, payload)  # FrameTooLong before a number is used
+            return self._queue(line, droppable)
+        self._jobs.append([typ, payload, droppable, None])
+        return None
+
+    def _queue(self, line, droppable):
+        """Number spent, the finished frame line queued for the wire (coded if asked)."""
         n = self._n
         self._n = frames.next_n(n)
         if droppable and self._out_size + len(line) > _OUT_MAX:
@@ -82,8 +104,13 @@ class Link:
             # (and resyncs records from the journal) instead of the board waiting on the wire.
             self._stats["dropped"] += 1
             return n
-        self._out.append(line)
-        self._out_size += len(line)
+        if self._code is not None:
+            from .fec import start
+
+            start(self, n, line)  # a coded frame: inside a `z` frame, its parity after it
+        else:
+            self._out.append(line)
+            self._out_size += len(line)
         self._stats["frames_out"] += 1
         if self.budget is None:
             self.pump()
@@ -96,18 +123,24 @@ class Link:
             close = getattr(self._stream[1], "close", None)
             if close is not None:
                 close()
-        if self._pos:
+        if self._pos or self._coding is not None:
             self._write("\n")
         self._stream = None
         self._held = []
         self._waiting = []
+        self._inbox = []
+        self._jobs = []
+        self._ready = None
+        self._coding = None
         self._out = []
         self._out_size = 0
         self._pos = 0
 
     def busy(self):
-        """True while frames wait for the wire or a journal stream is under way."""
-        return bool(self._out) or self._stream is not None
+        """True while frames wait for the wire (or are being made), commands for a step, or a
+        journal stream is under way."""
+        return bool(self._out or self._jobs or self._inbox or self._waiting) or \
+            self._stream is not None or self._ready is not None or self._coding is not None
 
     def count(self):
         """The number of the next frame this board sends (moves with every frame sent)."""
@@ -123,55 +156,72 @@ class Link:
 
     def pump(self, budget=None):
         """Write waiting frames, at most `budget` characters (default: the link's budget; None
-        for both: all of them), going on with a journal stream as the queue empties. Returns
-        the characters written. Call it once per loop pass."""
+        for both: all of them). With a budget, a step of the link's work (step()) goes first
+        while less than that waits for the wire, so the wire never idles while a frame is made.
+        Returns the characters written. Call it once per loop pass."""
         if self._pumping:
             return 0  # a frame queued while pumping: the loop below sends it
         if budget is None:
             budget = self.budget
+        if budget is not None and self.budget is not None and \
+                self._out_size - self._pos < budget:
+            self.step()
         self._pumping = True
         try:
             return self._pump(budget)
         finally:
             self._pumping = False
 
-    def prepare(self):
-        """Between scans: go on with a journal stream (a few records at most) while less than
-        a pass's worth of frames waits for the wire. True if there was work to do."""
-        if self._stream is None or self._pumping or self.budget is None:
-            return False
-        if self._out_size - self._pos >= self.budget:
-            return False
+    def step(self):
+        """One step of the link's work (with a budget), bounded whatever the frame or the
+        journal (scoreboard/linkwork.py): what it was (a word: linkwork.step), or None if
+        there was nothing to do."""
+        if self._pumping or self.budget is None:
+            return None
+        from .linkwork import step
+
         self._pumping = True
         try:
-            for _ in range(_STREAM_STEPS):
-                if self._stream is None or self._out_size - self._pos >= self.budget:
-                    break
-                self._stream_step()
+            return step(self)
+        except MemoryError:
+            # No whole block for this step's work now (a heap in pieces): the step is dropped
+            # (a command is sent again by the host, a frame's gap resynced), the board plays on.
+            self._stats["dropped"] += 1
+            gc.collect()
+            return "dropped"
         finally:
             self._pumping = False
-        return True
+
+    def flush(self):
+        """Make and write everything waiting now (the app stopping: its last beat)."""
+        from .linkwork import flush
+
+        flush(self)
+
+    def prepare(self):
+        """Between scans: a step of the link's work, while less than a pass's worth of frames
+        waits for the wire. What it was (true), or None if there was no work to do."""
+        if self.budget is None or self._out_size - self._pos >= self.budget:
+            return None
+        return self.step()
 
     def _pump(self, budget):
         sent = 0
-        steps = 0
         while True:
-            # The stream reads and packs a record a step. Without a budget (tools, tests) it
-            # runs as the wire empties; with one, at most _STREAM_STEPS records a call, while
-            # less than a pass's worth waits (so the wire never idles while a block is made).
-            if self._stream is not None and (
-                    not self._out if budget is None else
-                    steps < _STREAM_STEPS and self._out_size - self._pos < budget):
-                steps += 1
-                self._stream_step()
-                continue
-            if not self._out:
+            if budget is None and not self._out:
+                # Without a budget (tools, tests) the stream and the commands that waited for
+                # it run as the wire empties.
                 if self._stream is not None:
-                    return sent  # this pass's records are done: the next pass goes on
+                    from .linkwork import stream_step
+
+                    stream_step(self)
+                    continue
                 if self._waiting:
                     cid, cmd, args = self._waiting.pop(0)
                     self.command(cid, cmd, args)
                     continue
+                return sent
+            if not self._out:
                 return sent
             line = self._out[0]
             size = len(line) - self._pos
@@ -201,15 +251,21 @@ class Link:
             payload = dict(payload)
             payload["protocol"] = frames.VERSION
             payload["test_mode"] = self.test_mode
-        if self._stream is not None:
+        ready = self._ready
+        if self._stream is not None or (ready is not None and ready[1] == "journal"):
             # A journal stream's rec frames are numbered one after the other up to its ok
-            # (the host checks that none was lost): what the app sends meanwhile follows the ok.
+            # (the host checks that none was lost): what the app sends meanwhile (or once the
+            # stream is asked for) follows the ok.
             frames.encode(0, typ, payload)  # FrameTooLong now, as without a stream
             if len(self._held) < _HELD_MAX:
                 self._held.append((typ, payload))
             else:
                 self._stats["dropped"] += 1
             return None
+        if self.budget is not None and not self._jobs and self._coding is None:
+            # Nothing being made before it: the app's frame is made now, in the app's step,
+            # and numbered at once (FrameTooLong now, as without a budget).
+            return self._queue(frames.encode(self._n, typ, payload), True)
         return self._send(typ, payload, True)
 
     def _err(self, cid, code, message, extra=None):
@@ -223,30 +279,37 @@ class Link:
 
     def _ok(self, cid, result):
         payload = {"id": cid, "result": result}
+        if self.budget is not None:
+            self._send("ok", payload)  # made a slice a step; too long: see _unmade
+            return ("ok", payload)
         try:
             self._send("ok", payload)
         except (frames.FrameTooLong, MemoryError) as e:
             # A result's spare keys (a state reply's latest action, app.status()) are left out
             # rather than the reply not going at all, or the board failing on a heap that
             # play has left in pieces.
-            spare = [k for k in _SPARE if k in result] if type(result) is dict else None
+            from .linkwork import _spareless
+
             payload = None
-            if spare:
-                result = {k: result[k] for k in result if k not in spare}
-                gc.collect()
+            result = _spareless(result)
+            if result is not None:
                 return self._ok(cid, result)
             if type(e) is MemoryError:
-                result = None
-                gc.collect()
                 return self._failed(cid, e)
             return self._err(cid, "too_long", "the reply does not fit in a frame: %s" % e)
         return ("ok", payload)
 
     # -- receiving ---------------------------------------------------------------------------
     def feed(self, data):
-        """Take whatever arrived (bytes or str, partial or several lines, noise included)."""
+        """Take whatever arrived (bytes or str, partial or several lines, noise included).
+        With a budget the lines wait for a step each (at most _INBOX_MAX of them)."""
         for line in self._lines.feed(data):
-            self._line(line)
+            if self.budget is None:
+                self._line(line)
+            elif len(self._inbox) < _INBOX_MAX:
+                self._inbox.append(line)
+            else:
+                self._stats["dropped"] += 1  # unanswered: the host sends it again
 
     def _line(self, line):
         try:
@@ -268,15 +331,18 @@ class Link:
             self._stats["ignored"] += 1
             return
         self._stats["frames_in"] += 1
-        self.command(cid, cmd, args)
+        self.command(cid, cmd, args, self.budget is not None)
 
-    def command(self, cid, cmd, args):
+    def command(self, cid, cmd, args, defer=False):
         """Carry out one decoded command and send its one reply; returns (type, payload), or
-        None for a journal stream (its reply comes once pump() has sent its records) and for a
-        command that waits for a stream to end."""
+        None for a journal stream (its reply comes once pump() has sent its records), for a
+        command that waits for a stream to end, and (`defer`: a line fed with a budget) for
+        one that needs the heap collected first: it runs at a later step."""
         if self._stream is not None:
             if cid == self._stream[0] and cmd == "journal":
                 self._stats["repeats"] += 1  # the host resending the stream under way
+            elif cmd == "parity":
+                return self._run(cid, cmd, args)  # the line's coding changes now
             elif len(self._waiting) < _WAITING_MAX:
                 self._waiting.append((cid, cmd, args))
             else:
@@ -294,40 +360,31 @@ class Link:
             self._stats["repeats"] += 1
             self._send(last[3], last[4])
             return (last[3], last[4])
-        reply = self._run(cid, cmd, args)
+        if defer and cmd in _COLLECT and self._ready is None:
+            self._ready = [cid, cmd, args, False]  # a step collects the heap, the next runs it
+            return None
+        return self._command(cid, cmd, args)
+
+    def _command(self, cid, cmd, args, collected=False):
+        reply = self._run(cid, cmd, args, collected)
         if reply is not None and cmd in _ONCE:
             self._last = (cid, cmd, args, reply[0], reply[1])
         return reply
 
-    def _run(self, cid, cmd, args):
-        spec = COMMANDS.get(cmd)
-        if spec is None:
-            return self._err(cid, "unknown", "unknown command %s (known: %s)"
-                             % (cmd, ", ".join(sorted(COMMANDS))))
-        if cmd in TEST_ONLY and not self.test_mode:
-            return self._err(cid, "test_mode", "%s is refused: input injection is off on this "
-                             'board; enable it with "link": {"test_mode": true} in the board '
-                             "config (or run the simulator in test mode)" % cmd)
-        checked = {}
-        for name, check, required, default in spec:
-            if name not in args:
-                if required:
-                    return self._err(cid, "args", "%s needs %s" % (cmd, name))
-                checked[name] = default
-                continue
-            what = check(args[name])
-            if what is not None:
-                return self._err(cid, "args", "%s: %s must be %s" % (cmd, name, what))
-            checked[name] = args[name]
-        for name in args:
-            if name not in checked:
-                known = ", ".join([s[0] for s in spec]) or "none"
-                return self._err(cid, "args", "%s takes no argument %s (known: %s)"
-                                 % (cmd, name, known))
+    def _run(self, cid, cmd, args, collected=False):
+        checked = check(cmd, args, self.test_mode)
+        if type(checked) is tuple:  # (code, message): the command or an argument refused
+            return self._err(cid, checked[0], checked[1])
+        if cmd == "parity":
+            from .fec import parity
+
+            return parity(self, cid, checked)
         fn = getattr(self.handler, "cmd_" + cmd, None)
         if fn is None and cmd != "hello":
             return self._err(cid, "unsupported", "this firmware does not implement %s" % cmd)
         try:
+            if cmd in _COLLECT and not collected:
+                gc.collect()  # whole blocks for what the command makes (a record, a reply)
             if cmd == "journal":
                 want = checked["want"]
                 self._stream = [cid, fn(checked), checked["after"], checked["after"], 0,
@@ -349,6 +406,8 @@ class Link:
             result = dict(result)
             result["protocol"] = frames.VERSION
             result["test_mode"] = self.test_mode
+            if self._code is not None:
+                result["parity"] = self._code.name  # the board codes its frames (absent: plain)
         return self._ok(cid, result)
 
     def _failed(self, cid, e):
@@ -362,65 +421,11 @@ class Link:
                              % e)
         return self._err(cid, "internal", "%s: %s" % (type(e).__name__, e))
 
-    def _stream_step(self):
-        """Queue the journal stream's next rec frame, or its final reply."""
-        st = self._stream
-        cid, records = st[0], st[1]
-        reply = None
-        try:
-            rec = next(records)
-            if rec is None:
-                return  # a record packed into the block in hand: a step of work, nothing to send
-            if type(rec) is not dict:  # a pack.Block: records packed for an `r` frame
-                self._send("r", rec)
-                st[3] = rec.last
-                st[4] += 1
-                st[6] += len(rec)
-                return
-            seq = rec.get("seq")
-            if type(seq) is not int:
-                reply = ("internal", "journal record without a seq", None)
-            elif st[5] and not st[5] >> (seq - st[2] - 1):
-                pass  # past the highest record the host asked for: the stream ends here
-            elif st[5] and not st[5] >> (seq - st[2] - 1) & 1:
-                return  # a record the host has ("want": bit i is seq after + 1 + i)
-            else:
-                try:
-                    self._send("rec", rec)
-                    st[3] = seq
-                    st[4] += 1
-                    st[6] += 1
-                    return
-                except frames.FrameTooLong as e:
-                    reply = ("too_long", "journal record seq %d does not fit in a frame: %s"
-                             % (seq, e), {"seq": seq})
-        except StopIteration:
-            pass
-        except Refused as e:
-            reply = ("refused", str(e), None)
-        except Exception as e:
-            reply = e
-        self._stream = None
-        close = getattr(records, "close", None)
-        if close is not None:
-            close()
-        if reply is None:
-            ok = self._ok(cid, {"last": st[3], "count": st[4], "records": st[6]})
-            if ok[0] == "ok":
-                self._done = (cid, st[7], ok[1])
-        elif type(reply) is tuple:
-            self._err(cid, reply[0], reply[1], reply[2])
-        else:
-            self._failed(cid, reply)
-        held = self._held
-        self._held = []
-        for typ, payload in held:
-            self._send(typ, payload, True)
-
     def stats(self):
         """Counters: frames_in (commands), frames_out, corrupt, noise (lines without the
         marker), ignored (frames that are not commands), refused (err replies), repeats
         (resent commands answered from the last reply), version (other protocol versions),
         dropped (frames not sent because the wire was far behind, and commands that came
-        while more than a few waited for a journal stream)."""
+        while more than a few waited for a journal stream), and, once the host asked for
+        coding, coded (frames sent with parity: scoreboard/fec.py)."""
         return dict(self._stats)

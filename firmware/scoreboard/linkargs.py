@@ -226,5 +226,36 @@ COMMANDS = {
     "sign": (("game_no", _seq, False, None),),
     "key": (("challenge", _challenge, True, None),),
     "record": (("on", _bool, True, None),),
+    # Coded frames (docs/serial-protocol.md): the code's range is checked by scoreboard/fec.py.
+    "parity": (("nsym", _seq, True, None), ("span", _seq, False, 96)),
 }
 TEST_ONLY = ("inject", "act")
+
+
+def check(cmd, args, test_mode):
+    """The arguments of a command, defaults filled in, once each is checked; else (code,
+    message) of the `err` reply: an unknown command, a test-only one off test mode, an argument
+    missing, of the wrong type or unknown."""
+    spec = COMMANDS.get(cmd)
+    if spec is None:
+        return ("unknown", "unknown command %s (known: %s)" % (cmd, ", ".join(sorted(COMMANDS))))
+    if cmd in TEST_ONLY and not test_mode:
+        return ("test_mode", "%s is refused: input injection is off on this board; enable it "
+                'with "link": {"test_mode": true} in the board config (or run the simulator in '
+                "test mode)" % cmd)
+    checked = {}
+    for name, fn, required, default in spec:
+        if name not in args:
+            if required:
+                return ("args", "%s needs %s" % (cmd, name))
+            checked[name] = default
+            continue
+        what = fn(args[name])
+        if what is not None:
+            return ("args", "%s: %s must be %s" % (cmd, name, what))
+        checked[name] = args[name]
+    for name in args:
+        if name not in checked:
+            known = ", ".join([s[0] for s in spec]) or "none"
+            return ("args", "%s takes no argument %s (known: %s)" % (cmd, name, known))
+    return checked

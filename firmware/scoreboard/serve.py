@@ -29,10 +29,10 @@ class Handler:
         return self.app.hello()
 
     def cmd_state(self, args):
-        # The longest reply there is (state, screen, warnings): collected first (the heap
-        # gauge measures after a collection), so encoding it finds whole blocks on a heap that
-        # play has left in pieces.
-        self.app.check_heap()
+        # The longest reply there is (state, screen, warnings): the link collects the heap
+        # first (link._COLLECT), so the gauge measures after a collection and encoding the
+        # reply finds whole blocks on a heap that play has left in pieces.
+        self.app.check_heap(collect=False)
         try:
             return self.app.status()
         except MemoryError:  # no whole block for the latest action's keys: the reply without
@@ -40,7 +40,8 @@ class Handler:
             return self.app.status(spare=False)
 
     def cmd_new(self, args):
-        gc.collect()  # whole blocks for the end, its signature's queue, the new header, links
+        # (The link collected the heap first: whole blocks for the end, its signature's queue,
+        # the new header, links.)
         self.app.played = self.app.clock.ticks_ms()  # the signer waits for a quiet moment
         try:
             seq = self.app.new_game(args["config"] or None, args["players"], args["game"])
@@ -58,7 +59,8 @@ class Handler:
         return self._submit(args["action"])
 
     def _submit(self, action):
-        gc.collect()  # as for state: whole blocks for the action, its record and its reply
+        # (The link collected the heap first, as for state: whole blocks for the action, its
+        # record and its reply.)
         app = self.app
         app.played = app.clock.ticks_ms()  # the signer waits for a quiet moment
         app.game.prepare(action)  # a RuleError goes back to the host with its rule id
@@ -86,8 +88,7 @@ class Handler:
             raise Refused(str(e))
 
     def cmd_journal(self, args):
-        gc.collect()
-        app = self.app
+        app = self.app  # (the link collected the heap first)
         want = args.get("want")
         return journal_records(app.journal, args["after"], app.game, app.game_id,
                                int(str(want), 16) if want else 0, args.get("block"))
@@ -164,27 +165,29 @@ def journal_records(journal, after, game=None, game_id=None, want=0, limit=None)
     from . import pack  # loaded when a stream first needs it, not at boot
     from .rules import rules_for
 
-    rules = [None, None]  # the rules of the game whose records come, its id
-
+    rules = None  # the rules of the game whose records come
+    rules_id = None  # its id
     open_no = journal.stats()["game_no"]
-
-    def on_file(no):
-        rules[0] = rules[1] = None
-        if game is None:
-            return  # protocol 1's stream: every record as JSON
-        if no == open_no:
-            rules[0], rules[1] = game, game_id  # the game in progress: the app's own rules
-            return
-        gc.collect()  # a finished game's rules: one more small instance, from its header
-        head = journal.header(no)
-        try:
-            rules[0] = rules_for(head["game"])(head.get("config") or {})
-            rules[1] = head["game"]
-        except Exception:
-            pass  # a header these rules cannot read: its records go as JSON
-
     block = None
-    for seq, kind, payload in _records_after(journal, after, on_file):
+    for item in _records_after(journal, after):
+        if type(item) is int:  # the records of game file `item` follow
+            rules = rules_id = None
+            if game is None:
+                continue  # protocol 1's stream: every record as JSON
+            if item == open_no:
+                rules, rules_id = game, game_id  # the game in progress: the app's own rules
+                continue
+            gc.collect()  # a finished game's rules: one more small instance, from its header
+            yield None  # (the collection is a step of its own)
+            head = journal.header(item)
+            try:
+                rules = rules_for(head["game"])(head.get("config") or {})
+                rules_id = head["game"]
+            except Exception:
+                pass  # a header these rules cannot read: its records go as JSON
+            yield None
+            continue
+        seq, kind, payload = item
         if want:
             bits = want >> (seq - after - 1)
             if not bits:
@@ -194,16 +197,16 @@ def journal_records(journal, after, game=None, game_id=None, want=0, limit=None)
         if kind == "A":
             rec = dict(payload)
             rec["seq"] = seq  # the journal's number, whatever the payload carries
-            code = pack.pack_action(rules[0], rec) if rules[0] is not None else None
+            code = pack.pack_action(rules, rec) if rules is not None else None
             if code is not None:
-                if block is not None and block.game == rules[1] and block.add(seq, rec["t"],
+                if block is not None and block.game == rules_id and block.add(seq, rec["t"],
                                                                               code):
                     yield None
                     continue
                 if block is not None:
                     yield block
                     block = None
-                b = pack.Block(rules[1], seq, limit)
+                b = pack.Block(rules_id, seq, limit)
                 if b.add(seq, rec["t"], code):
                     block = b
                     yield None
@@ -220,8 +223,8 @@ def journal_records(journal, after, game=None, game_id=None, want=0, limit=None)
         yield block
 
 
-def _records_after(journal, seq, on_file):
-    """journal.records_after(seq), calling on_file(game_no) before each game file's records."""
+def _records_after(journal, seq):
+    """journal.records_after(seq), with the number of each game file before its records."""
     from array import array
 
     from .journal import _END, _LAST, _W
@@ -229,7 +232,7 @@ def _records_after(journal, seq, on_file):
     rows = array("i", journal._t)  # a copy: rotation may replace the table meanwhile
     for b in range(0, len(rows), _W):
         if rows[b + _LAST] > seq:
-            on_file(rows[b])
+            yield rows[b]
             for rec in journal._records(rows[b], rows[b + _END], seq):
                 seq = rec[0]
                 yield rec
@@ -437,7 +440,7 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
         try:
             link.halt()
             link.emit("beat", {"mode": mode})
-            link.pump(None)
+            link.flush()
         except Exception:
             pass
         raise

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from chalk import atomic, games, sheet
-from chalk.archive import load_cell, log_lines
 from chalk.errors import ChalkError
+from chalk.store import load_cell, log_lines
 from chalk.text import csv_safe
 from scoreboard import matchlog
 from scoreboard.rules import RuleError

@@ -15,7 +15,7 @@ import time
 import serial
 from serial.tools import list_ports
 
-from chalk import compact
+from chalk import compact, fec
 from chalk.errors import ChalkError
 from scoreboard import frames
 from scoreboard.link import COMMANDS, EMIT_TYPES
@@ -23,6 +23,9 @@ from scoreboard.link import COMMANDS, EMIT_TYPES
 BAUD = 115200
 ENV_PORT = "CHALK_PORT"
 READ_TIMEOUT = 0.05  # one read's wait: short, so deadlines and resends stay accurate
+# A line's bytes, at most: a coded frame (a frame of 1024 bytes and its parity) is longer than
+# frames.MAX_LINE; frames.decode still refuses a plain one past that.
+LINE_MAX = 4096
 
 # USB ids of the bridges ESP32 boards carry (and Espressif's own USB, on S2/S3/C3/C6).
 BRIDGES = {
@@ -208,11 +211,15 @@ class BoardLink:
         self.port = port or getattr(ser, "port", None) or "the port"
         if ser.timeout is None or ser.timeout > READ_TIMEOUT:
             ser.timeout = READ_TIMEOUT
-        self._lines = frames.Lines()
+        self._lines = frames.Lines(LINE_MAX)
+        # Coded frames on a noisy line (docs/serial-protocol.md): the board is asked for them
+        # once damaged frames are seen, and for plain ones again on a clean line.
+        self.coding = fec.Coding(time.monotonic)
         self._unpack = compact.Unpacker()  # compact frames (v2) back into rec/state payloads
         # A fresh random id per session: a late reply to a previous session never matches.
         self._next_id = first_id if first_id is not None else random.randint(1, 10 ** 8)
         self._queue = collections.deque()
+        self._arrived = {}  # frames heard, by the type they came as (progress of a request)
         self._queue_max = queue_max
         self._pending = None  # id of the request waiting for its reply
         self._reply = None
@@ -224,7 +231,7 @@ class BoardLink:
         self.beat = None  # (time.monotonic(), payload) of the board's last heartbeat
         self.heard = None  # time.monotonic() of the last frame from the board
         self._counts = {"frames": 0, "corrupt": 0, "noise": 0, "lost": 0, "restarts": 0,
-                        "stale": 0, "echo": 0, "overflow": 0}
+                        "stale": 0, "echo": 0, "overflow": 0, "repaired": 0}
 
     def __enter__(self):
         return self
@@ -245,6 +252,9 @@ class BoardLink:
                           "nothing is lost, the archive catches up from the board's journal")
 
     def _write(self, data):
+        if self._fresh:
+            data = b"\n" + data  # ends whatever partial line the board may hold from before
+            self._fresh = False
         try:
             self.ser.write(data)
         except (serial.SerialException, OSError) as e:
@@ -260,33 +270,63 @@ class BoardLink:
             self._take(line)
 
     def _take(self, line):
+        c = self.coding
+        if line[:4] == b"~c%d " % frames.VERSION and b" z " in line[:24]:
+            u = fec.unwrap(line)
+            if u is not None:  # an intact coded frame: the frame inside it
+                c.note(len(line) + 1, 0)
+                c.set_board(u[1])
+                return self._take_frame(u[0], frames.decode(u[0]))
         try:
             f = frames.decode(line)
         except frames.WrongVersion as e:
             raise version_error(e.version, self.port)
         except frames.Corrupt as e:
+            f = e
+        if f is not None and not isinstance(f, frames.Corrupt):
+            c.note(len(line) + 1, 0, True)
+            return self._take_frame(line, f)
+        # Damaged, or not a frame at all: a coded frame the line damaged is corrected here.
+        fixed = c.repair(line)
+        for inner, code, n in fixed:
+            self._counts["repaired"] += 1
+            c.repaired += 1
+            c.symbols += n
+            c.note(len(line) + 1, max(n, 1))
+            c.set_board(code)
+            self._take_frame(inner, frames.decode(inner))
+        if fixed:
+            return
+        if f is not None:
             self._counts["corrupt"] += 1
+            # A damaged coded frame that could not be corrected: more than its code corrects.
+            c.note(len(line) + 1, 1 + (c.board.nsym // 2 if c.board is not None else 0),
+                   c.board is None)
             if self.on_line:
-                self.on_line(line, "corrupt: %s" % e)
+                self.on_line(line, "corrupt: %s" % f)
             return
-        if f is None:
-            self._counts["noise"] += 1
-            self.noise.append(line.decode("utf-8", "replace"))
-            if self.on_line:
-                self.on_line(line, "not a frame")
-            return
+        self._counts["noise"] += 1
+        self.noise.append(line.decode("utf-8", "replace"))
+        if self.on_line:
+            self.on_line(line, "not a frame")
+
+    def _take_frame(self, line, f):
         n, typ, payload = f
         if typ in COMMANDS and typ not in EMIT_TYPES:  # our own command: a port that echoes
             self._counts["echo"] += 1
             return
         self._count(n, typ)
+        # By the type it came as: a journal stream's records come as `r` blocks or `rec` frames;
+        # a live action as an `a` frame (its rec and state), which is no progress of a stream.
+        kind = "rec" if typ == "r" else typ
+        self._arrived[kind] = self._arrived.get(kind, 0) + 1
         self.heard = time.monotonic()
         if typ == "beat":  # kept, not queued: an idle board sends one a second while it runs
             self.beat = (self.heard, payload)
             return
         if typ == "boot":
             self.beat = None  # what the board said before it restarted no longer holds
-        if typ == "boot":
+            self.coding.set_board(None)  # a board starts with plain frames
             self._unpack.learn(payload.get("game"), payload.get("config"))
         if typ in ("ok", "err") and type(payload.get("id")) is not int:
             self._counts["stale"] += 1  # a reply naming no request
@@ -308,6 +348,8 @@ class BoardLink:
         if self.on_line:
             self.on_line(line, [(typ, payload)])
         if typ in ("ok", "err"):
+            if self.coding.answered(payload.get("id"), typ, payload):
+                return  # the reply to a `parity` command this link sent on its own
             if self._pending is not None and payload.get("id") == self._pending:
                 self._reply = Frame(n, typ, payload)
             else:
@@ -332,9 +374,22 @@ class BoardLink:
                 self._counts["lost"] += gap
             else:  # numbers went back: the board restarted and its boot frame was lost
                 self._counts["restarts"] += 1
+                self.coding.set_board(None)
         self._expect = frames.next_n(n)
 
     # -- requests ----------------------------------------------------------------------------
+    def _tune(self):
+        """Ask the board for the frames the line needs (coded, with more or less parity, or
+        plain again), as the line's damage is measured: sent on its own beside a request, its
+        reply taken by _take (Coding.answered)."""
+        due, code = self.coding.due()
+        if not due:
+            return
+        cid = self._new_id()
+        args = {"nsym": code.nsym, "span": code.span} if code is not None else {"nsym": 0}
+        self.coding.sent(cid, code)
+        self._write(frames.encode(cid, "parity", args).encode())
+
     def _new_id(self):
         cid = self._next_id
         self._next_id = frames.next_n(cid) or 1
@@ -365,24 +420,22 @@ class BoardLink:
     def _exchange(self, cmd, args, timeout, retries, progress, until=None):
         cid = self._new_id()
         data = frames.encode(cid, cmd, args or {}).encode()
-        if self._fresh:
-            data = b"\n" + data  # ends whatever partial line the board may hold from before
-            self._fresh = False
         interval = timeout / (retries + 1)
         now = time.monotonic()
         deadline = now + timeout
         resend = now + interval
         self._pending = cid
         self._reply = None
+        seen = self._seen(progress)
         try:
+            self._tune()
             self._write(data)
             while self._reply is None:
-                before = len(self._queue)
                 self._read_chunk()
+                self._tune()  # the line may have just shown damage: ask for parity at once
                 now = time.monotonic()
-                if progress and any(self._queue[i].type in progress
-                                    for i in range(min(before, len(self._queue)),
-                                                   len(self._queue))):
+                if progress and self._seen(progress) != seen:
+                    seen = self._seen(progress)
                     resend = now + interval
                     deadline = max(deadline, resend)
                 if self._reply is not None:
@@ -392,6 +445,7 @@ class BoardLink:
                 if now >= deadline:
                     raise self._no_reply(cmd)
                 if now >= resend:
+                    self._tune()
                     self._write(data)
                     resend = now + interval
         finally:
@@ -401,6 +455,10 @@ class BoardLink:
         if reply.type == "err":
             raise self._refused(cmd, reply.payload)
         return reply
+
+    def _seen(self, types):
+        """Frames of these types heard so far (as they came: see _take_frame)."""
+        return sum(self._arrived.get(t, 0) for t in types)
 
     def _no_reply(self, cmd):
         hint = _DEPLOY
@@ -439,6 +497,7 @@ class BoardLink:
             v = info.get("protocol")
             raise version_error(v if type(v) is int else 0, self.port)
         self.info = info
+        self.coding.set_board(fec.Code.parse(info.get("parity")))
         self._unpack.learn(info.get("game"), info.get("config"))
         return info
 
@@ -492,6 +551,8 @@ class BoardLink:
     def poll(self, timeout=0.0):
         """The next unsolicited frame, waiting up to `timeout` seconds (None: forever)."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        if self._pending is None:
+            self._tune()
         while not self._queue:
             self._read_chunk()
             if self._queue:
@@ -507,22 +568,3 @@ class BoardLink:
             if f is None:
                 return
             yield f
-
-
-def connect(port=None, baud=BAUD, timeout=5.0):
-    """Resolve the port (--port, $CHALK_PORT, auto), open it and say hello: a ready BoardLink.
-    While `chalk serve` holds the board, the board is reached through it instead (serve.py)."""
-    from chalk import serve
-
-    remote = serve.find(port or os.environ.get(ENV_PORT))
-    if remote is not None:
-        return remote
-    port = resolve_port(port)
-    ser = open_port(port, baud)
-    link = BoardLink(ser, port)
-    try:
-        link.hello(timeout)
-    except BaseException:
-        ser.close()
-        raise
-    return link

@@ -282,8 +282,8 @@ class Publisher:
             loop.close()
 
     async def _main(self, loop):
-        from chalk.archive import Archive
         from chalk.mqtt_outbox import Outbox
+        from chalk.store import Archive
 
         q = asyncio.Queue(maxsize=10000)
         self._loop, self._q = loop, q

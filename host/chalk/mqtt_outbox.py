@@ -14,8 +14,8 @@ import hashlib
 import json
 import time
 
-from chalk.archive import now_iso
 from chalk.errors import ChalkError
+from chalk.store import now_iso
 
 MAX_NOTE = 500
 
@@ -157,7 +157,7 @@ def check_note(note):
 def queue_dispute(db_path, game_id, note, settings):
     """Queue a dispute from outside the publisher (the API, `chalk dispute`): its own
     connection to the archive. Returns the outbox id."""
-    from chalk.archive import Archive
+    from chalk.store import Archive
 
     if settings is None or not settings.venue:
         raise ChalkError("this venue does not publish to a league (no MQTT venue id)",

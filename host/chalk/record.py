@@ -9,7 +9,7 @@ the board goes on scoring meanwhile. `chalk sim --trace FILE` replays the file.
 import os
 import time
 
-from chalk import link as chalk_link
+from chalk import remote
 from chalk.errors import ChalkError
 from scoreboard.hal import ticks_diff
 from scoreboard.hal.sim import format_record
@@ -100,7 +100,7 @@ def record(port, path, seconds=None, stop=None, say=None):
                          "give a path in a directory you can write to")
     rec = None
     try:
-        with out, chalk_link.connect(port) as board:
+        with out, remote.connect(port) as board:
             rec = TraceRecorder(board, out)
             rec.start()
             if say:

@@ -231,7 +231,7 @@ class Sim:
         os.set_blocking(master, False)  # the relay never waits on a board that does not read
         from scoreboard.frames import Lines
 
-        self._beats = Lines()
+        self._beats = Lines(4096)  # (a coded frame is longer than a plain one)
         self._bite = None  # armed by the new board's first frame
         self._wait = self._watchdog_s
         self._board_master = master
@@ -248,7 +248,12 @@ class Sim:
             try:
                 f = decode(line)
             except (Corrupt, WrongVersion):
-                continue
+                from chalk.fec import unwrap
+
+                u = unwrap(line)  # a coded frame (a noisy line): the frame inside it
+                if u is None:
+                    continue
+                f = decode(u[0])
             if f is None:
                 continue  # REPL output: it does not feed the watchdog
             if f[1] == "beat":

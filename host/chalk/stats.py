@@ -24,8 +24,8 @@ import urllib.parse
 from collections import Counter
 
 from chalk import export, games
-from chalk.archive import Archive, ArchiveError, default_path
 from chalk.errors import ChalkError
+from chalk.store import Archive, ArchiveError, default_path
 from chalk.text import csv_safe
 
 

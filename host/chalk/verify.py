@@ -34,8 +34,8 @@ import json
 from collections import namedtuple
 
 from chalk import chainhost
-from chalk.archive import load_cell
 from chalk.errors import ChalkError
+from chalk.store import load_cell
 from scoreboard import chain, matchlog
 from scoreboard.rules import RuleError
 

@@ -9,7 +9,7 @@ import json
 import sys
 import time
 
-from chalk import games, link, views
+from chalk import games, link, remote, views
 from chalk.games import common
 from chalk.text import printable
 from scoreboard import frames
@@ -182,7 +182,7 @@ def watch(port=None, once=False, out=None, tty=None, timeout=5.0, stop=None, raw
     tty = out.isatty() if tty is None else tty
     if raw:
         return _watch_raw(port, out, timeout)
-    with link.connect(port, timeout=timeout) as board:
+    with remote.connect(port, timeout=timeout) as board:
         status = board.request("state", timeout=timeout)
         if once:
             out.write("\n".join(render(status, board.port)) + "\n")
@@ -246,7 +246,7 @@ def _watch_raw(port, out, timeout):
         out.write(raw_line(line, parts) + "\n")
         out.flush()
 
-    with link.connect(port, timeout=timeout) as board:
+    with remote.connect(port, timeout=timeout) as board:
         board.on_line = show
         out.write("watching %s raw (protocol %d); Ctrl-C to stop\n"
                   % (board.port, frames.VERSION))

@@ -15,7 +15,7 @@ def _terminate(signum, frame):
 
 def run(args):
     """Follow a board (or, with --once, catch up with it and exit) into the archive."""
-    from chalk.archive import default_path
+    from chalk.store import default_path
 
     path = Path(args.db) if args.db else default_path()
     fresh = not path.exists()
@@ -49,7 +49,8 @@ def _remove_if_empty(path):
 
 
 def _follow(args):
-    from chalk.archive import Archive, Follower
+    from chalk.follow import Follower
+    from chalk.store import Archive
 
     say = (lambda text: None) if args.quiet else None
     with Archive(args.db, create=True) as db:
@@ -80,7 +81,7 @@ def register(sub):
         "duplicate. Finished games are acknowledged so the board can free their flash. "
         "Ctrl-C stops it.")
     add_port(p)
-    from chalk.archive import add_db
+    from chalk.store import add_db
 
     add_db(p)
     p.add_argument("--once", action="store_true",

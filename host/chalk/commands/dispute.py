@@ -13,16 +13,16 @@ def run(args):
     import urllib.error
     import urllib.request
 
-    from chalk import mqtt, serve
-    from chalk.archive import default_path
+    from chalk import mqtt, remote
     from chalk.errors import ChalkError
     from chalk.mqtt_outbox import check_note, queue_dispute
+    from chalk.store import default_path
 
     note = check_note(args.note)
     try:
-        with open(serve.serve_file()) as f:
+        with open(remote.serve_file()) as f:
             info = json.load(f)
-        url = info["url"] if serve._alive(int(info["pid"])) else None
+        url = info["url"] if remote._alive(int(info["pid"])) else None
     except (OSError, ValueError, KeyError, TypeError):
         url = None
     if url and not args.db:
@@ -61,7 +61,7 @@ def run(args):
 
 def register(sub):
     from chalk import mqtt
-    from chalk.archive import add_db
+    from chalk.store import add_db
 
     p = sub.add_parser("dispute", help="dispute a finished game at the league (with a note)",
                        description="Mark one of this venue's finished games disputed at the "

@@ -6,8 +6,8 @@ ORDER = 33
 
 
 def run(args):
-    from chalk.archive import Archive
     from chalk.export import export
+    from chalk.store import Archive
 
     with Archive(args.db) as db:
         written = export(db, args.ids, all_games=args.all, fmt=args.format, out=args.output,
@@ -18,8 +18,8 @@ def run(args):
 
 
 def register(sub):
-    from chalk.archive import add_db
     from chalk.export import FORMATS
+    from chalk.store import add_db
 
     p = sub.add_parser("export", help="export archived games: match log, CSV or scoresheet",
                        description="Export archived games. jsonl: the match log v1 "

@@ -12,7 +12,7 @@ def result_text(archive, game, superseded=False):
 
 
 def run(args):
-    from chalk.archive import Archive
+    from chalk.store import Archive
     from chalk.text import printable
 
     with Archive(args.db) as db:
@@ -37,7 +37,7 @@ def run(args):
 
 
 def register(sub):
-    from chalk.archive import add_db
+    from chalk.store import add_db
 
     p = sub.add_parser("games", help="list the archived games",
                        description="List the games in the archive: id (for show, export and "

@@ -1,7 +1,7 @@
 """chalk new: start a new game on the board."""
 
 
-from chalk import link, watch
+from chalk import remote, watch
 from chalk.commands import add_port
 from chalk.errors import ChalkError
 from scoreboard.safejson import loads
@@ -74,7 +74,7 @@ def run(args):
     """Start a new game; print the new game as the board shows it."""
     config = parse_config(args.config)
     players = parse_players(args.players)
-    with link.connect(args.port) as board:
+    with remote.connect(args.port) as board:
         game = args.game or board.info.get("game")
         if players is None:  # a new game, same players: what the table's own button does
             players = board.request("state").get("players") or []

@@ -159,8 +159,8 @@ def uvicorn_config(app):
 def run(args):
     import uvicorn
 
-    from chalk import serve, web
-    from chalk.archive import Archive, default_path
+    from chalk import remote, serve, web
+    from chalk.store import Archive, default_path
 
     db_path = args.db or str(default_path())
     with Archive(db_path, create=True) as db:
@@ -195,7 +195,7 @@ def run(args):
             super().handle_exit(sig, frame)
 
     server = Server(config)
-    sfile = serve.serve_file()
+    sfile = remote.serve_file()
 
     def write():
         serve.write_serve_file(sfile, loop_url, token, venue.tables.values())
@@ -206,7 +206,7 @@ def run(args):
         sock.close()
         raise ChalkError("cannot write %s: %s" % (sfile, e.strerror or e),
                          "set $%s to a writable path (the other commands read it too)"
-                         % serve.ENV_FILE)
+                         % remote.ENV_FILE)
     venue.start()
     if venue.mqtt is not None:
         venue.mqtt.start()
@@ -220,7 +220,7 @@ def run(args):
     print("scoreboard at %s/  (API: %s/api/tables; Ctrl-C stops)" % (url, url), flush=True)
     if host not in ("127.0.0.1", "::1"):
         print("control (new game, undo) from other machines needs the token in %s"
-              % serve.token_file(sfile), flush=True)
+              % remote.token_file(sfile), flush=True)
     # uvicorn handles SIGINT/SIGTERM itself (a graceful shutdown), then raises the signal again
     # under the handler it found: make that ours, so the tables are closed and we exit 0.
     old = signal.signal(signal.SIGTERM, _terminate)
@@ -256,7 +256,7 @@ def register(sub):
                    "after the board's config")
     p.add_argument("--table", action="append", metavar="NAME=PORT",
                    help="a table with its name, e.g. window=/dev/ttyUSB0 (repeatable)")
-    from chalk.archive import add_db
+    from chalk.store import add_db
 
     add_db(p)
     p.add_argument("--host", default="127.0.0.1",

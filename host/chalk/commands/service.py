@@ -29,7 +29,7 @@ def render(lines):
 
 
 def run(args):
-    from chalk.link import connect
+    from chalk.remote import connect
     from chalk.watch import gauge_line
 
     with connect(args.port) as link:

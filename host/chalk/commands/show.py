@@ -7,8 +7,8 @@ ORDER = 32
 
 def run(args):
     from chalk import export
-    from chalk.archive import Archive, match_header
     from chalk.commands.games import result_text
+    from chalk.store import Archive, match_header
     from chalk.text import printable
 
     with Archive(args.db) as db:
@@ -43,7 +43,7 @@ def run(args):
 
 
 def register(sub):
-    from chalk.archive import add_db
+    from chalk.store import add_db
 
     p = sub.add_parser("show", help="show an archived game and its scoresheet",
                        description="Show one archived game: who played, the config, its result "

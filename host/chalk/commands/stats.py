@@ -62,7 +62,7 @@ def register(sub):
                        "players table, or the game's score series, as CSV (text cells made "
                        "safe for spreadsheets). The archive is only read.")
     p.add_argument("game", nargs="?", type=int, metavar="ID", help="a game id (chalk games)")
-    from chalk.archive import add_db
+    from chalk.store import add_db
 
     add_db(p)
     p.add_argument("--csv", metavar="FILE", help="write CSV to FILE (- for standard output)")

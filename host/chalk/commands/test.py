@@ -2,7 +2,7 @@
 
 import sys
 
-from chalk import link, scenarios
+from chalk import remote, scenarios
 from chalk.commands import add_port
 
 ORDER = 40
@@ -10,7 +10,7 @@ ORDER = 40
 
 def run(args):
     """Run the scenarios; print the table; exit 0 only if every scenario run passed."""
-    with link.connect(args.port) as board:
+    with remote.connect(args.port) as board:
 
         def progress(res):
             if args.verbose:

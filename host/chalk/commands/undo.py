@@ -1,6 +1,6 @@
 """chalk undo: take back the board's last action, as the undo button does."""
 
-from chalk import link, watch
+from chalk import remote, watch
 from chalk.commands import add_port
 
 ORDER = 35
@@ -8,7 +8,7 @@ ORDER = 35
 
 def run(args):
     """Retract the latest action not already retracted; print the game as the board shows it."""
-    with link.connect(args.port) as board:
+    with remote.connect(args.port) as board:
         result = board.request("undo")
         print("undone on %s (journal seq %s)" % (board.port, result.get("seq")))
         print("\n".join(watch.render(board.request("state"))))

@@ -13,8 +13,8 @@ def _is_file(arg):
 def run(args):
     from chalk import keys as keystore
     from chalk import verify
-    from chalk.archive import Archive
     from chalk.errors import ChalkError
+    from chalk.store import Archive
 
     if args.all and args.ids:
         raise ChalkError("give game ids or --all, not both")
@@ -55,8 +55,8 @@ def run(args):
 
 
 def register(sub):
-    from chalk.archive import add_db
     from chalk.keys import add_keys
+    from chalk.store import add_db
 
     p = sub.add_parser("verify", help="check archived games or match logs (chain, signature, "
                        "rules, each board's chain of games)",

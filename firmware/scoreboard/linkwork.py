@@ -1,0 +1,261 @@
+# The board's link at work between its scans (docs/serial-protocol.md): the steps of
+# scoreboard/link.py's Link when it has a budget (the board's main loop), in a module of their
+# own, loaded at the first step: a board compiles it in a piece of its heap of its own, and a
+# tool or test without a budget never loads it. A step is one of: a slice of a frame being made
+# (Dumper), of a coded frame's parity (scoreboard/fec.py) or of the code's table; a collection
+# of the heap before a command that needs whole blocks; a line decoded and its command run; a
+# record of a journal stream read and packed. Each is bounded whatever the reply or the
+# journal, so the main loop's scans never wait long (docs/simulator.md, the ESP32's time).
+# Runs unchanged on MicroPython and CPython.
+
+import gc
+
+from . import frames
+
+_DUMP_STEP = 10  # values a step of a frame being made (Dumper)
+_SPARE = ("rec", "before", "undid", "config")  # result keys a reply may go without
+
+
+def _spareless(result):
+    """A result without its spare keys (_SPARE), after a collection; None if it has none."""
+    if type(result) is not dict:
+        return None
+    for k in _SPARE:
+        if k in result:
+            gc.collect()
+            return {k: result[k] for k in result if k not in _SPARE}
+    return None
+
+
+class Dumper:
+    """dumps() a slice at a time, for a board that must not spend a long step on one reply:
+    step(n) writes up to n more values (a key and its value, or a list item) and says when it
+    is done; text() is then the same text dumps() gives. Raises what dumps() raises."""
+
+    def __init__(self, obj):
+        self._out = []
+        self._stack = []  # [container, its sorted keys (None: a list), next index, parts, depth]
+        t = type(obj)
+        if t is dict or t is list or t is tuple:
+            self._push(obj, 0)
+        else:
+            frames._dump(obj, self._out, 0)
+
+    def _push(self, obj, depth):
+        if depth >= frames._MAX_DEPTH:
+            raise ValueError("payload nested deeper than %d" % frames._MAX_DEPTH)
+        if type(obj) is dict:
+            self._stack.append([obj, sorted(obj), 0, ["{"], depth])
+        else:
+            self._stack.append([obj, None, 0, ["["], depth])
+
+    def done(self):
+        return not self._stack
+
+    def step(self, n=12):
+        st = self._stack
+        while st and n > 0:
+            top = st[-1]
+            obj, keys, i, part, depth = top
+            if i >= (len(obj) if keys is None else len(keys)):
+                part.append("]" if keys is None else "}")
+                st.pop()
+                (st[-1][3] if st else self._out).append("".join(part))
+                continue
+            if i:
+                part.append(",")
+            top[2] = i + 1
+            if keys is None:
+                v = obj[i]
+            else:
+                k = keys[i]
+                if type(k) is not str:
+                    raise ValueError("payload keys must be strings, not %r" % (k,))
+                frames._str(k, part)
+                part.append(":")
+                v = obj[k]
+            t = type(v)
+            if t is dict or t is list or t is tuple:
+                self._push(v, depth + 1)
+            else:
+                frames._dump(v, part, depth + 1)
+            n -= 1
+        return not st
+
+    def text(self):
+        return "".join(self._out)
+
+
+def step(link):
+    """One step of the link's work (Link.step): what it was ("parity", "table", "frame",
+    "collect", "command", "stream", "waiting"), or None if there was nothing to do."""
+    if link._coding is not None:
+        if link._coding.step():
+            from .fec import finish
+
+            finish(link)
+        return "parity"  # a slice of a coded frame's parity
+    code = link._code
+    if code is not None and not code.ready():
+        code.build()
+        return "table"  # a part of the code's table
+    if link._jobs:
+        _job(link)
+        return "frame"  # a slice of a frame being made
+    ready = link._ready
+    if ready is not None:
+        if not ready[3]:
+            ready[3] = True
+            gc.collect()  # a step of its own: whole blocks for what the command makes
+            return "collect"
+        link._ready = None
+        link._command(ready[0], ready[1], ready[2], True)
+        if ready[1] == "journal" and link._stream is None:
+            release(link)  # no stream after all (refused): what was held goes now
+        return "command"
+    if link._inbox:
+        link._line(link._inbox.pop(0))
+        return "command"  # a line decoded, and its command run (or queued)
+    if link._stream is not None:
+        if link._out_size - link._pos < link.budget:
+            stream_step(link)
+            return "stream"  # a record read and packed, or a block or record queued
+        return None
+    if link._waiting:
+        cid, cmd, args = link._waiting.pop(0)
+        link.command(cid, cmd, args)
+        return "command"
+    return None
+
+
+def flush(link, steps=2000):
+    """Make and write everything waiting now, at most `steps` steps (Link.flush)."""
+    while steps and link.busy():
+        steps -= 1
+        link.step()
+        link._pumping = True
+        try:
+            link._pump(None if link.budget is None else 4096)
+        finally:
+            link._pumping = False
+
+
+def _job(link):
+    """A step of making the oldest frame waiting: a slice of its JSON, or its line once whole
+    (then numbered and queued)."""
+    job = link._jobs[0]
+    typ, payload = job[0], job[1]
+    try:
+        if job[3] is None and type(payload) is dict and typ not in frames.COMPACT:
+            job[3] = Dumper(payload)
+            return
+        if job[3] is not None and not job[3].step(_DUMP_STEP):
+            return
+        line = frames.encode(link._n, typ, payload, text=job[3] and job[3].text())
+    except (frames.FrameTooLong, MemoryError) as e:
+        link._jobs.pop(0)
+        _unmade(link, typ, payload, job[2], e)
+        return
+    except ValueError as e:  # a value no frame carries: a bug of whoever sent it
+        link._jobs.pop(0)
+        if typ == "ok":
+            link._err(payload["id"], "internal", "ValueError: %s" % e)
+        else:
+            link._stats["dropped"] += 1
+        return
+    link._jobs.pop(0)
+    link._queue(line, job[2])
+
+
+def _unmade(link, typ, payload, droppable, e):
+    """A frame that does not fit in a frame, or in the heap now."""
+    if typ == "ok":
+        # A reply: without its spare keys, else an error in its place (as Link._ok does).
+        result = _spareless(payload["result"])
+        if result is not None:
+            link._jobs.insert(0, ["ok", {"id": payload["id"], "result": result}, droppable,
+                                  None])
+        elif type(e) is MemoryError:
+            link._failed(payload["id"], e)
+        else:
+            link._err(payload["id"], "too_long", "the reply does not fit in a frame: %s" % e)
+        return
+    if typ == "rec" and link._stream is not None and type(payload) is dict:
+        # A journal record of the stream: the stream ends with the error (as without a
+        # budget), the records before it stay valid.
+        end_stream(link, ("too_long", "journal record seq %s does not fit in a frame: %s"
+                          % (payload.get("seq"), e), {"seq": payload.get("seq")}))
+        return
+    link._n = frames.next_n(link._n)  # its number spent: the host sees the gap
+    link._stats["dropped"] += 1
+
+
+# -- the journal stream (both with a budget and without) ------------------------------------
+
+def stream_step(link):
+    """Queue the journal stream's next rec frame, or its final reply."""
+    st = link._stream
+    records = st[1]
+    reply = None
+    try:
+        rec = next(records)
+        if rec is None:
+            return  # a record packed into the block in hand: a step of work, nothing to send
+        if type(rec) is not dict:  # a pack.Block: records packed for an `r` frame
+            link._send("r", rec)
+            st[3] = rec.last
+            st[4] += 1
+            st[6] += len(rec)
+            return
+        seq = rec.get("seq")
+        if type(seq) is not int:
+            reply = ("internal", "journal record without a seq", None)
+        elif st[5] and not st[5] >> (seq - st[2] - 1):
+            pass  # past the highest record the host asked for: the stream ends here
+        elif st[5] and not st[5] >> (seq - st[2] - 1) & 1:
+            return  # a record the host has ("want": bit i is seq after + 1 + i)
+        else:
+            try:
+                link._send("rec", rec)  # (with a budget, too long ends it in _unmade)
+                st[3] = seq
+                st[4] += 1
+                st[6] += 1
+                return
+            except frames.FrameTooLong as e:
+                reply = ("too_long", "journal record seq %d does not fit in a frame: %s"
+                         % (seq, e), {"seq": seq})
+    except StopIteration:
+        pass
+    except link.Refused as e:
+        reply = ("refused", str(e), None)
+    except Exception as e:
+        reply = e
+    end_stream(link, reply)
+
+
+def end_stream(link, reply):
+    """The stream's last frame: its ok (None), an err (code, message, extra), or the
+    exception that stopped it; then what the app sent meanwhile."""
+    st = link._stream
+    cid, records = st[0], st[1]
+    link._stream = None
+    close = getattr(records, "close", None)
+    if close is not None:
+        close()
+    if reply is None:
+        ok = link._ok(cid, {"last": st[3], "count": st[4], "records": st[6]})
+        if ok[0] == "ok":
+            link._done = (cid, st[7], ok[1])
+    elif type(reply) is tuple:
+        link._err(cid, reply[0], reply[1], reply[2])
+    else:
+        link._failed(cid, reply)
+    release(link)
+
+
+def release(link):
+    """What the app sent during a stream goes after it."""
+    held = link._held
+    link._held = []
+    for typ, payload in held:
+        link._send(typ, payload, True)
