@@ -19,6 +19,12 @@ from . import frames
 # Commands the host may send and the checks of their arguments: linkargs.py.
 from .linkargs import COMMANDS, TEST_ONLY  # noqa: F401 (COMMANDS: the host imports it here)
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 _SPARE = ("rec", "before", "undid", "config")  # result keys a reply may go without (_ok)
 
 # Commands that change something: a repeat of the last one (same id, same args: the host
@@ -31,14 +37,14 @@ EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "beat", "line", "a", "sig
 _OWN = ("ok", "err", "rec", "warn", "event", "boot", "beat", "line", "a", "r", "sig")
 
 
-_MESSAGE_MAX = 300  # an error message, clipped so its err frame always fits
-_OUT_MAX = 4096  # characters of frames waiting for the wire (beyond: unsolicited frames dropped)
-_HELD_MAX = 32  # frames the app sends during a journal stream, held until its ok
-_WAITING_MAX = 4  # commands that arrive during a journal stream, run after its ok
+_MESSAGE_MAX = const(300)  # an error message, clipped so its err frame always fits
+_OUT_MAX = const(4096)  # characters of frames waiting for the wire (beyond: unsolicited dropped)
+_HELD_MAX = const(32)  # frames the app sends during a journal stream, held until its ok
+_WAITING_MAX = const(4)  # commands that arrive during a journal stream, run after its ok
 # Journal records a stream reads and packs in one pass of the main loop (a record is one line
 # read from flash, parsed, and its code checked): a few, so no step between two scans grows
 # with the block being made (docs/serial-protocol.md).
-_STREAM_STEPS = 4
+_STREAM_STEPS = const(4)
 
 
 class Refused(Exception):
