@@ -289,13 +289,20 @@ class KeyStore:
         self.entries.append(e)
         return e, True
 
-    def import_file(self, path, replace=None, legacy=False):
-        """Keep the keys of a key file. Board keys only from a file signed by a league key this
-        store trusts; legacy keys from any file with `legacy`. Returns the lines to tell.
+    def import_file(self, path, replace=None, legacy=False, devices=None):
+        """Keep the keys of a key file (those of `devices` only, when given: the file's
+        signature still covers it whole). Board keys only from a file signed by a league key
+        this store trusts; legacy keys from any file with `legacy`. Returns the lines to tell.
         Everything is checked before anything is kept: a refused key keeps none."""
         data, entries = _read(path)
         name = Path(path).name
         voucher = self._voucher(data, entries, path)
+        if devices is not None:
+            entries = [e for e in entries if e["kind"] != "league" and e.get("device") in devices]
+            if not entries:
+                raise ChalkError("%s holds no key for board %s" % (path, ", ".join(devices)),
+                                 "the league's enrolment computer exports it with `chalk keys "
+                                 "export %s`" % " ".join(devices))
         before = [dict(e) for e in self.entries]
         out = []
         try:
