@@ -370,6 +370,9 @@ class SimBoard(Board):
     directory; clock: VirtualClock for tests, RealClock (the default) for a live simulation."""
 
     def __init__(self, cfg, flash_dir, clock=None):
+        # The screen's buffers (2 KB that live as long as the board) first, while the heap is
+        # in one piece: loading the config leaves it in pieces.
+        display = Display()
         from .. import boardconfig
 
         cfg = boardconfig.load(cfg)
@@ -387,7 +390,7 @@ class SimBoard(Board):
                 pegs = SpiPegs(self.chain, self.chain.load, cmap, 1 - active)
             else:
                 pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
-        super().__init__(cfg, lines, pegs, Display(), clock or RealClock(), Storage(flash_dir))
+        super().__init__(cfg, lines, pegs, display, clock or RealClock(), Storage(flash_dir))
         self.matrix = None
         self._nkeys = 0
         if "keypad" in cfg:
