@@ -384,17 +384,20 @@ class KeyStore:
 
 
 def write_private(path, text, what):
+    """Write a key file readable by its owner only, whole or not at all (chalk/atomic.py: a
+    full disk, Ctrl-C or a kill leave the old file as it was and nothing beside it)."""
+    from chalk import atomic
+
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".part")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        tmp.replace(path)
-    except OSError as e:
-        raise ChalkError("cannot write %s %s: %s" % (what, path, e.strerror or e),
-                         "give a writable file with --keys or $%s" % ENV_KEYS)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise atomic.problem(path, e) from None
+        atomic.write_file(path, text, mode=0o600)
+    except ChalkError as e:
+        raise ChalkError("%s: %s" % (what, e.message), e.hint or "give a writable file with "
+                         "--keys or $%s" % ENV_KEYS) from None
 
 
 def read_file(path):

@@ -34,15 +34,9 @@ def _assessed(args):
 
 def _out(args, text):
     if getattr(args, "output", None) and args.output != "-":
-        from pathlib import Path
+        from chalk import atomic
 
-        p = Path(args.output)
-        tmp = p.with_name(p.name + ".part")
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(p)
-        except OSError as e:
-            raise ChalkError("cannot write %s: %s" % (p, e.strerror or e))
+        p = atomic.write_file(args.output, text)  # whole or not at all
         print("written to %s" % p)
     else:
         sys.stdout.write(text)
@@ -109,11 +103,10 @@ def _token_file(db_path):
             return tok
     except OSError:
         pass
+    from chalk import atomic
+
     tok = secrets.token_urlsafe(24)
-    fd = os.open(path + ".part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(tok + "\n")
-    os.replace(path + ".part", path)
+    atomic.write_file(path, tok + "\n", mode=0o600)
     return tok
 
 
@@ -259,8 +252,8 @@ def enrol(args):
     (written aside, then renamed). Everything is checked before anything is written."""
     import json
 
+    from chalk import atomic, mqttconf
     from chalk import keys as keystore
-    from chalk import leagueconf, mqttconf
 
     league = _config(args)
     if args.venue not in league.venues:
@@ -305,23 +298,32 @@ def enrol(args):
         raise ChalkError("%s: \"boards\" must be an object" % league.path)
     boards[device] = {"venue": args.venue, "from_game": args.from_game}
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    tmp = league.path.with_name(league.path.name + ".part")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        leagueconf.load(tmp)  # the new file must hold before it replaces the old
-        store.save()
-        tmp.replace(league.path)
-    except OSError as e:
-        raise ChalkError("cannot write %s: %s" % (league.path, e.strerror or e))
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    _check_config(league.path, text)  # the new config must hold before anything is written
+    store.save()
+    atomic.write_file(league.path, text)
     for line in lines:
         print(line)
     print("board %s enrolled at %s from game #%d (its key: %s)" % (
         device, args.venue, args.from_game,
         ", ".join(e["kid"] for e in store.for_device(device) if "replaced" not in e)))
     return 0
+
+
+def _check_config(path, text):
+    """ChalkError (naming the key) if `text` is not a league config that loads as `path`
+    would: checked in a hidden file beside it (its relative paths are from that folder)."""
+    import tempfile
+
+    from chalk import leagueconf
+
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".chalk-tmp",
+                               dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        leagueconf.load(tmp)
+    finally:
+        os.unlink(tmp)
 
 
 def token(args):
