@@ -62,7 +62,7 @@ def test_every_page_answers_in_words(site):
     assert "won by" in results and "verified: finished and signed by the board" in results
     game = site.get("/game/1")
     assert "COUNTED" in game and "board board-a game #1" in game
-    assert "Ann: break" in game  # the actions in words, with names
+    assert "Ann breaks" in game and "— 9 points" in game  # in the game's words, with names
     bad = site.get("/game/4")
     assert "NOT COUNTED" in bad and "not a match log" in bad
     me = site.get("/player/Ann")
