@@ -489,3 +489,22 @@ def test_keys_list_names_each_kind(league, tmp_path):
     assert "board key" in r.stdout and "enrolled over USB" in r.stdout
     assert "league County" in r.stdout and "this store's own" in r.stdout
     assert keys.KeyStore(store).league() is not None
+
+
+def test_every_grade_is_one_name_in_verify_the_league_and_the_docs():
+    """The grades verify gives are the ones the league files, says in words and counts by,
+    and the ones docs/league.md and docs/mqtt.md (the acks' verdict) name."""
+    from pathlib import Path
+
+    from chalk import leaguecheck
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    league_md = (docs / "league.md").read_text(encoding="utf-8")
+    mqtt_md = (docs / "mqtt.md").read_text(encoding="utf-8")
+    assert set(leaguecheck.WORDS) == set(verify.GRADES) == set(leaguecheck.GRADES)
+    assert set(leaguecheck.COUNTABLE) <= set(verify.AUTHENTIC) <= set(verify.GRADES)
+    for grade, code in verify.GRADES.items():
+        assert "| `%s` |" % grade in league_md and "(%d) |" % code in league_md, grade
+        assert "`%s`" % grade in mqtt_md, grade
+    for old in ('"in_progress"', '"unknown_key"', '"finished" 0'):
+        assert old not in league_md, old
