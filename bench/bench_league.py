@@ -16,7 +16,6 @@ counts it.
 """
 
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -27,9 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from chalk import leagueconf, mqtt_bridge, mqttconf  # noqa: E402
-from chalk.keys import KeyStore  # noqa: E402
+from chalk.keys import KeyStore, enrol  # noqa: E402
 from chalk.league import Collector  # noqa: E402
-from tests.leaguehelp import CONFIG, league_config, match, signed_log  # noqa: E402
+from tests.leaguehelp import CONFIG, Board, league_config, match  # noqa: E402
 from tests.mqttbroker import Broker, Serve, Subscriber, wait_until  # noqa: E402
 
 PLAYERS = ("Ann", "Bob", "Cy", "Di")
@@ -50,10 +49,10 @@ def throughput(tmp, games=120, venues=20, actions=ACTIONS_PER_GAME):
     try:
         names = ["v%02d" % i for i in range(venues)]
         boards = {"board-%s" % v: v for v in names}
-        keys = {d: os.urandom(32) for d in boards}
+        tables = {d: Board(d) for d in boards}  # each board with its own key pair
         store = KeyStore(tmp / "keys.json")
-        for d, k in keys.items():
-            store.add(k, d)
+        for b in tables.values():
+            b.enrol(store)
         store.save()
         logs = []
         for i in range(games):
@@ -62,8 +61,7 @@ def throughput(tmp, games=120, venues=20, actions=ACTIONS_PER_GAME):
             if pair[0] == pair[1]:
                 pair = (pair[0], PLAYERS[(i + 2) % 4])
             acts, _w, _s = match(1000 + i, pair)
-            logs.append((boards[d], i + 1, signed_log(tmp, keys[d], d, i // venues + 1,
-                                                       list(pair), acts)))
+            logs.append((boards[d], i + 1, tables[d].log(tmp, list(pair), acts)))
         league = _league(tmp, names, broker.port, boards)
         c = Collector(league, tmp / "league.sqlite3", league.broker, say=lambda t: None)
         c.start()
@@ -102,10 +100,7 @@ def latency(tmp, games=3):
     serve = collector = watch = None
     try:
         device = (tmp / "flash" / "device_id").read_text().strip()
-        store = KeyStore(tmp / "keys.json")
-        for e in KeyStore(tmp / "vkeys.json").entries:
-            store.add(bytes.fromhex(e["key"]), e["device"])
-        store.save()
+        enrol(sim.port, tmp / "keys.json")  # the league enrols the board over USB
         league = _league(tmp, ["crown"], league_broker.port, {device: "crown"})
         collector = Collector(league, tmp / "league.sqlite3", league.broker, say=lambda t: None)
         collector.start()

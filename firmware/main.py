@@ -23,7 +23,8 @@ def forget(name):
 
 
 def sim_main(argv):
-    from scoreboard.hal.sim import SimBoard, TracePlayer, VirtualClock
+    from scoreboard.hal.sim import SimBoard, VirtualClock
+    from scoreboard.hal.simtrace import TracePlayer
 
     opts = {"--trace": None, "--baud": None, "--stretch": None}
     flags = []
@@ -65,7 +66,7 @@ def run_virtual(board, trace_path, test_mode):
     import json
 
     from scoreboard.app import App
-    from scoreboard.hal.sim import TracePlayer
+    from scoreboard.hal.simtrace import TracePlayer
 
     app = App(board, test_mode=test_mode)
     app.boot()

@@ -30,16 +30,6 @@ def league_config(path, boards, venues, players=("Ann", "Bob", "Cy", "Di"), brok
     return path
 
 
-def copy_keys(src, dst):
-    """The league's key store gets the venue boards' keys (today's HMAC keys, exported)."""
-    from chalk.keys import KeyStore
-
-    out = KeyStore(dst)
-    for e in KeyStore(src).entries:
-        out.add(bytes.fromhex(e["key"]), e.get("device"))
-    out.save()
-
-
 def match(seed, players):
     """(actions, winner index, final state) of a short random five-pins match."""
     head, actions = random_match(GAME, seed=seed, config=CONFIG, players=list(players),
@@ -132,16 +122,57 @@ class LeagueProc:
         self.stop()
 
 
+class Board:
+    """A board for tests that need no simulator: a key pair of its own (chainhost.SoftKey signs
+    what a board signs), a device id, its records numbered one by one across its games, and its
+    chain of games (each header names the game before: "prev"). `legacy`: the bytes of an HMAC
+    key made on the pub's computer instead (older firmware: the end record carries the head).
+    """
+
+    def __init__(self, device, legacy=None):
+        from chalk import chainhost
+
+        self.device = device
+        self.legacy = legacy
+        self.key = legacy if legacy is not None else chainhost.SoftKey()
+        self.seq = 0
+        self.game_no = 0
+        self.last = None  # the "prev" of the next game
+
+    def enrol(self, store, since=1):
+        """Keep this board's key in a KeyStore, as `chalk keys enrol` does over USB."""
+        if self.legacy is not None:
+            store.add_legacy(self.legacy.hex(), self.device, "made by chalk deploy (test)")
+        else:
+            store.add_board(self.device, self.key.pub, since, "enrolled over USB (test)")
+
+    def log(self, tmp, players, actions, game_no=None, **kw):
+        """The match log of its next game (or of game `game_no`: a board rewound or cloned)."""
+        no = self.game_no + 1 if game_no is None else game_no
+        text, signed = signed_log(tmp, self.key, self.device, no, players, actions,
+                                  seq=self.seq + 1, prev=self.last, with_head=True, **kw)
+        self.seq = signed["seq"]
+        self.game_no = max(self.game_no, no)
+        if kw.get("end", True):
+            self.last = {"game_no": no, "seq": signed["seq"], "link": signed["head"]}
+        return text
+
+
 def signed_log(tmp, key, device, game_no, players, actions, started="2026-11-28T20:00:00Z",
-               config=None, end=True, game=GAME, seq=1):
-    """The match log (JSONL, with its chain) a board with `key` would have made of a game, as
-    `chalk serve` exports it: recorded in a throw-away archive, signed as the board signs."""
+               config=None, end=True, game=GAME, seq=1, prev=None, with_head=False):
+    """The match log (JSONL, with its chain) a board with `key` (a chainhost.SoftKey standing
+    for a board's own key, or the bytes of a legacy key) would have made of a game, as `chalk
+    serve` exports it: recorded in a throw-away archive, signed as the board signs (its end,
+    or its last record for a game under way). `prev`: the header's link to the board's game
+    before. With `with_head`: (log, the signed head)."""
     from chalk.export import jsonl
     from chalk.store import Archive, board_records, sign_records
     from scoreboard import matchlog
 
     head = matchlog.header(game, dict(CONFIG if config is None else config), list(players),
                            started, device=device, game_no=game_no)
+    head["board"] = "five-pins"  # as a board journals it (the export adds nothing then)
+    head["prev"] = prev
     recs, states = board_records(head, actions, seq=seq, end=end)
     if end and recs[-1].get("type") != "E":  # no winner: ended as the next game starts
         recs.append({"seq": recs[-1]["seq"] + 1, "type": "E", "end": {"winner": None}})
@@ -152,8 +183,7 @@ def signed_log(tmp, key, device, game_no, players, actions, started="2026-11-28T
     with Archive(path, create=True) as db:
         bid = db.board({"device": device, "board": "five-pins", "game": game})
         db.ingest(bid, recs, states, resync=True)
-        g = db.games()[-1]
-        if not end:
-            db.set_head(bid, signed)
-            g = db.games()[-1]
-        return jsonl(db, g)
+        if not isinstance(key, bytes) or not end:
+            db.set_head(bid, signed)  # the board's `sig` frame: its end, or its head so far
+        text = jsonl(db, db.games()[-1])
+    return (text, signed) if with_head else text

@@ -174,3 +174,81 @@ def test_an_action_too_long_for_a_frame_is_refused_before_it_is_written(tmp_path
     assert not app.submit({"a": "break", "player": 0, "note": "x" * 1000})
     assert "too long for a frame" in app.error
     assert app.journal.stats()["last_seq"] == before
+
+
+def test_a_heap_too_short_to_measure_is_said_low_and_the_board_plays_on(tmp_path, monkeypatch):
+    # The gauge probes the largest block by allocating, and loads its module first: on a heap in
+    # pieces either may fail. That is the answer (the heap is low), never a crash of the loop.
+    from scoreboard import gauge
+
+    board, app = make(tmp_path)
+    sent = []
+    app.emit = lambda typ, payload: sent.append((typ, payload))
+    app.boot()
+
+    def short():
+        raise MemoryError("memory allocation failed, allocating 1280 bytes")
+    monkeypatch.setattr(gauge, "measure", short)
+    app.check_heap()  # no MemoryError out of it
+    assert app.heap_low and app.heap[1] == 0
+    assert [p["warning"] for t, p in sent if t == "warn"][-1].startswith("heap low")
+    run(board, app, 100)  # the loop goes on
+    press(board, app, "done")
+    assert [a["a"] for a in app.journal.actions()] == ["start"]
+
+
+def test_a_boot_short_of_heap_never_closes_the_game_in_progress(tmp_path, monkeypatch):
+    # A MemoryError while the journal is folded is the heap's, not the journal's: the game in
+    # progress must not be stopped as unreadable (a new game started over it).
+    board, app = make(tmp_path)
+    app.boot()
+    press(board, app, "done")
+    app.journal.close()
+    board, app = make(tmp_path)
+    real = app.journal.boot
+
+    def boot(on_action=None):
+        def act(action):
+            raise MemoryError("memory allocation failed")
+        return real(act)
+    monkeypatch.setattr(app.journal, "boot", boot)
+    try:
+        app.boot()
+    except MemoryError:
+        pass
+    else:
+        raise AssertionError("a boot out of heap must not go on as if the journal were bad")
+    monkeypatch.undo()
+    board, app = make(tmp_path)
+    app.boot()  # the next boot (more heap) resumes the same game, untouched
+    assert [a["a"] for a in app.journal.actions()] == ["start"] and not app.problems
+
+
+def test_a_header_that_fits_a_frame_only_without_its_link_to_the_game_before_is_refused(
+        tmp_path):
+    # The journal adds "prev" (the board's game before: its number, seq and link) to every
+    # header: a header checked without it fitted, was journaled, then did not fit its frame.
+    from scoreboard.link import Link
+    from scoreboard.rules import ConfigError
+    from scoreboard.serve import Handler
+
+    board, app = make(tmp_path, "five-pins")
+    sent = []
+    link = Link(sent.append, Handler(app), True)
+    app.emit = link.emit
+    app.boot()
+    refused = taken = 0
+    for length in range(30, 41):
+        for count in range(6, 10):
+            before = app.journal.stats()
+            try:
+                app.new_game(players=["\u00e9" * length] * count)
+            except ConfigError as e:
+                assert "does not fit in a frame" in str(e)
+                assert app.journal.stats() == before  # nothing written
+                refused += 1
+                continue
+            taken += 1
+            link.pump(None)
+    assert refused and taken  # both sides of the limit were tried
+    assert not any("internal" in line or "too_long" in line for line in sent)

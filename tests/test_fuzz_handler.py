@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from chalk import sim
 from tests.mpy import MP_TESTS, micropython_path, run_mp
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARDS = ROOT / "firmware" / "boards"
-# The simulated board's heap (chalk.sim.SIM_HEAP, 208k) plus 16k for the harness's own code and
+# The simulated board's heap (chalk.sim.SIM_HEAP) plus 16k for the harness's own code and
 # buffers, which the board does not carry.
-SIM_HEAP = "224k"
+SIM_HEAP = "%dk" % (int(sim.SIM_HEAP.rstrip("k")) + 16)
 live = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")
 
 COMMANDS = ["hello", "state", "new", "undo", "journal", "ack", "clock", "inject", "act",

@@ -114,3 +114,21 @@ print(free2, gauge.largest_block(free2), gc.isenabled())
     free2, block2, on2 = int(out[3]), int(out[4]), out[5]
     # In pieces: tens of KB free, no block much bigger than one freed 1 KB piece.
     assert on2 == "True" and free2 > 20000 and 900 <= block2 < 4096
+
+
+def test_the_venue_says_the_gauge_and_a_heap_low_board_in_words():
+    from chalk import views
+
+    status = {"game": "five-pins", "state": None, "mem_free": 7 * 1024 + 100,
+              "mem_block": 1500, "gap_ms": 9, "step_ms": 31,
+              "warnings": ["heap low: 7K free, 1K block"]}
+    v = views.view(status, table="bar")
+    assert v["gauge"] == "board: 7 KB free (block 1 KB), scan gap 9 ms, step 31 ms"
+    said = views.words(status)
+    assert said["notices"] == ["Heap low: the board is short of memory (7 KB free, largest "
+                               "block 1 KB). It keeps the score, but may refuse long requests; "
+                               "restart the board after this game if it stays"]
+    assert not said["warnings"]
+    # a board that does not report it (older firmware, a port without gc.mem_free)
+    assert views.view({"game": "five-pins", "mem_free": None}, table="bar")["gauge"] == ""
+    assert views.gauge_words({"mem_free": True}) == ""

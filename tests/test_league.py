@@ -459,10 +459,10 @@ def test_the_verdict_library(league):
     text = league["logs"][3].read_text(encoding="utf-8")
     v = verify.verdict_of_log(text, store, name="mailed-in")
     assert (v.grade, v.code, v.finished, v.device, v.game_no) == (
-        "finished", 0, True, league["device"], 3)
+        "ok-finished", 0, True, league["device"], 3)
     assert v.prev["game_no"] == 2 and v.key == "board" and v.seq == v.end_seq == v.last
     v5 = verify.verdict_of_log(league["logs"][5], store)
-    assert v5.grade == "in_progress" and not v5.finished and v5.seq is not None
+    assert v5.grade == "ok-in-progress" and not v5.finished and v5.seq is not None
     bad = verify.verdict_of_log("not json\n", store)
     assert bad.grade == "unreadable" and bad.code == 2 and bad.reasons
     vs = [verify.verdict_of_log(league["logs"][i], store) for i in (2, 4, 4)]
@@ -476,7 +476,7 @@ def test_the_verdict_library(league):
         recs.append({"seq": g["end_seq"], "type": "E", "end": g["end"]})
         signed = a.head(g["id"])
     v = verify.verdict_of_records(recs, store, signed, source="game 4")
-    assert v.grade == "finished", v.reasons
+    assert v.grade == "ok-finished", v.reasons
     assert verify.verdict_of_records(recs, store, None).grade == "broken"  # stripped
     assert verify.verdict_of_records(recs[:-1], store, signed).grade == "broken"  # cut
 
@@ -489,3 +489,22 @@ def test_keys_list_names_each_kind(league, tmp_path):
     assert "board key" in r.stdout and "enrolled over USB" in r.stdout
     assert "league County" in r.stdout and "this store's own" in r.stdout
     assert keys.KeyStore(store).league() is not None
+
+
+def test_every_grade_is_one_name_in_verify_the_league_and_the_docs():
+    """The grades verify gives are the ones the league files, says in words and counts by,
+    and the ones docs/league.md and docs/mqtt.md (the acks' verdict) name."""
+    from pathlib import Path
+
+    from chalk import leaguecheck
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    league_md = (docs / "league.md").read_text(encoding="utf-8")
+    mqtt_md = (docs / "mqtt.md").read_text(encoding="utf-8")
+    assert set(leaguecheck.WORDS) == set(verify.GRADES) == set(leaguecheck.GRADES)
+    assert set(leaguecheck.COUNTABLE) <= set(verify.AUTHENTIC) <= set(verify.GRADES)
+    for grade, code in verify.GRADES.items():
+        assert "| `%s` |" % grade in league_md and "(%d) |" % code in league_md, grade
+        assert "`%s`" % grade in mqtt_md, grade
+    for old in ('"in_progress"', '"unknown_key"', '"finished" 0'):
+        assert old not in league_md, old

@@ -15,20 +15,24 @@ from chalk.keys import KeyStore
 from chalk.league import Collector, snapshot
 from chalk.leaguedb import LeagueDB
 from chalk.mqttconf import Broker
-from tests.leaguehelp import league_config, match, signed_log
+from tests.leaguehelp import Board, league_config, match
 
 TOKEN = "the-crown-token-0123456789"
 
 
 @pytest.fixture
 def world(tmp_path):
-    keys = {d: os.urandom(32) for d in ("board-a", "board-b", "board-x")}
+    # Each board with its own key pair (the board's, made on it), enrolled as over USB; board-x
+    # is nobody's: its key is not enrolled; board-l is an older board with a legacy key.
+    boards = {d: Board(d) for d in ("board-a", "board-b", "board-x")}
+    boards["board-l"] = Board("board-l", legacy=os.urandom(32))
     store = KeyStore(tmp_path / "keys.json")
-    for d in ("board-a", "board-b"):  # board-x is nobody's: its key is not enrolled
-        store.add(keys[d], d)
+    for d in ("board-a", "board-b", "board-l"):
+        boards[d].enrol(store)
     store.save()
     cfg = league_config(tmp_path / "league.json",
-                        {"board-a": {"venue": "crown"}, "board-b": {"venue": "swan"}},
+                        {"board-a": {"venue": "crown"}, "board-b": {"venue": "swan"},
+                         "board-l": {"venue": "crown"}},
                         {"crown": {"name": "The Crown", "token": TOKEN},
                          "swan": {"name": "The Swan"}})
     league = leagueconf.load(cfg)
@@ -42,7 +46,7 @@ def world(tmp_path):
     class W:
         pass
     w = W()
-    w.tmp, w.keys, w.league, w.c, w.db, w.acks = tmp_path, keys, league, c, db, acks
+    w.tmp, w.boards, w.league, w.c, w.db, w.acks = tmp_path, boards, league, c, db, acks
     w.n = 0
 
     def send(venue, text, mid=None):
@@ -53,7 +57,7 @@ def world(tmp_path):
 
     def log(device, no, players, seed, **kw):
         actions, winner, st = match(seed, players)
-        return signed_log(tmp_path, keys[device], device, no, players, actions, **kw), winner
+        return boards[device].log(tmp_path, players, actions, game_no=no, **kw), winner
 
     w.send, w.log = send, log
 
@@ -106,11 +110,14 @@ def test_a_replay_under_another_message_or_venue_is_reported_and_counted_once(wo
     w.send("crown", text, mid=1)
     assert w.send("crown", text, mid=99)[3] == "counted"  # acknowledged: it stops
     assert w.send("swan", text, mid=5)[3] == "counted"
-    # The same signed game with a header key outside the chain changed: the same game.
+    # The same signed game with a header key added outside the chain: verify calls that log
+    # broken (every header key is in the board's chain), but what the board signed is the game
+    # the league holds: a replay, counted once.
     head = json.loads(text.splitlines()[0])
     head["note"] = "again"
     head["chain"]["added"].append("note")
     rewrapped = "\n".join([json.dumps(head)] + text.splitlines()[1:]) + "\n"
+    assert leaguecheck.check_log(rewrapped, w.c.keys).grade == "broken"
     w.send("crown", rewrapped, mid=100)
     assert len(w.db.games()) == 1
     reps = [r for r in w.db.reports() if r["kind"] == "replayed"]
@@ -121,21 +128,48 @@ def test_a_replay_under_another_message_or_venue_is_reported_and_counted_once(wo
 
 def test_a_hidden_game_shows_as_missing_until_it_comes(world):
     w = world
-    for no, seed in ((1, 4), (2, 5), (4, 6)):
-        w.send("crown", w.log("board-a", no, ["Ann", "Bob"], seed)[0])
-    missing = [s for s in leaguerank.sequences(w.league, w.db.games())
-               if s["kind"] == "missing"]
+    logs = {no: w.log("board-a", no, players, seed)[0] for no, players, seed in (
+        (1, ["Ann", "Bob"], 4), (2, ["Ann", "Bob"], 5), (3, ["Cy", "Di"], 7),
+        (4, ["Ann", "Bob"], 6))}  # the board's games, each naming the one before
+    for no in (1, 2, 4):  # the venue leaves out game 3 (it lost it)
+        w.send("crown", logs[no])
+    seqs = leaguerank.sequences(w.league, w.db.games())
+    missing = [s for s in seqs if s["kind"] == "missing"]
     assert len(missing) == 1 and missing[0]["game_no"] == 3
     assert "game #3 not received" in missing[0]["text"] and "The Crown" in missing[0]["text"]
-    w.send("crown", w.log("board-a", 3, ["Cy", "Di"], 7)[0])
-    assert not [s for s in leaguerank.sequences(w.league, w.db.games())
-                if s["kind"] == "missing"]
+    assert not [s for s in seqs if s["kind"] != "missing"], seqs  # the chain holds
+    w.send("crown", logs[3])
+    assert leaguerank.sequences(w.league, w.db.games()) == []
+
+
+def test_a_game_that_does_not_follow_the_one_held_is_a_fork(world):
+    w = world
+    import copy
+
+    board = w.boards["board-a"]
+    first = w.log("board-a", 1, ["Ann", "Bob"], 20)[0]
+    rewound = copy.copy(board)  # the board's flash as it was after game 1, put back later
+    second = w.log("board-a", 2, ["Ann", "Bob"], 21)[0]
+    rewound.seq += 50  # it played on elsewhere: game 2 again, another game after game 1
+    other = rewound.log(w.tmp, ["Cy", "Di"], match(22, ["Cy", "Di"])[0], game_no=2)
+    for text in (first, second, other):
+        w.send("crown", text)
+    forks = {s["game_no"]: s for s in leaguerank.sequences(w.league, w.db.games())
+             if s["kind"] == "forked" and s["device"] == "board-a"}
+    # Two games numbered 2, and two games claiming game 1 as the one before them.
+    assert sorted(forks) == [1, 2] and forks[2]["games"] == [2, 3], forks
+    assert "The Crown" in forks[2]["text"] and "rewound or cloned" in forks[1]["text"]
+    _table, assessed = w.table()
+    assert [a.status for a in assessed] == ["counted", "pending", "pending"]
 
 
 def test_a_fork_puts_both_games_in_dispute_until_resolved(world):
     w = world
+    import copy
+
+    rewound = copy.copy(w.boards["board-a"])  # the board's flash put back: game 1 again
     first, _w1 = w.log("board-a", 1, ["Ann", "Bob"], 8)
-    other, _w2 = w.log("board-a", 1, ["Ann", "Bob"], 9)
+    other = rewound.log(w.tmp, ["Ann", "Bob"], match(9, ["Ann", "Bob"])[0], game_no=1)
     w.send("crown", first)
     ack = w.send("crown", other)
     assert ack[3] == "pending" and "two different games claim board board-a game #1" in ack[4]
@@ -167,7 +201,7 @@ def test_games_the_rules_do_not_count_say_why(world, case, status, why):
     w = world
     if case == "unknown_board":
         text, _ = w.log("board-x", 1, ["Ann", "Bob"], 10)
-        w.c.keys.add(w.keys["board-x"], "board-x")
+        w.boards["board-x"].enrol(w.c.keys)  # its key held, the board not in the league
         w.c.keys.save()
     elif case == "wrong_venue":
         text, _ = w.log("board-a", 1, ["Ann", "Bob"], 10)
@@ -177,17 +211,16 @@ def test_games_the_rules_do_not_count_say_why(world, case, status, why):
         actions, _w, _s = match(10, ["Ann", "Bob"])
         from chalk.randomgame import random_match
         _h, acts = random_match("five-pins", seed=10, config={"target": 5, "sets": 3})
-        text = signed_log(w.tmp, w.keys["board-a"], "board-a", 1, ["Ann", "Bob"],
-                          [a for _s2, _t, a in acts], config={"target": 5, "sets": 3})
+        text = w.boards["board-a"].log(w.tmp, ["Ann", "Bob"], [a for _s2, _t, a in acts],
+                                       config={"target": 5, "sets": 3})
     elif case == "in_progress":
         actions, _w, _s = match(10, ["Ann", "Bob"])
-        text = signed_log(w.tmp, w.keys["board-a"], "board-a", 1, ["Ann", "Bob"],
-                          actions[:4], end=False)
+        text = w.boards["board-a"].log(w.tmp, ["Ann", "Bob"], actions[:4], end=False)
     elif case == "unknown_key":
         text, _ = w.log("board-x", 1, ["Ann", "Bob"], 10)
     else:
         actions, _w, _s = match(10, ["Ann", "Bob"])
-        text = signed_log(w.tmp, w.keys["board-a"], "board-a", 1, ["Ann", "Bob"], actions[:3])
+        text = w.boards["board-a"].log(w.tmp, ["Ann", "Bob"], actions[:3])
     ack = w.send("swan" if case == "wrong_venue" else "crown", text)
     assert ack[3] == status and why in ack[4], ack
 
@@ -228,15 +261,9 @@ def test_disputes_need_the_venue_token_and_a_game_the_league_holds(world):
     assert any(r["kind"] == "refused" and "wrong one" in r["text"] for r in w.db.reports())
 
 
-def test_legacy_keys_wait_for_the_league_when_it_says_so(world, monkeypatch):
+def test_legacy_keys_wait_for_the_league_when_it_says_so(world):
     w = world
-    real = leaguecheck._verify
-
-    def legacy(path, keys):
-        grade, reasons, signer = real(path, keys)
-        return ("legacy" if grade == "ok" else grade), reasons, signer
-    monkeypatch.setattr(leaguecheck, "_verify", legacy)
-    text, _ = w.log("board-a", 1, ["Ann", "Bob"], 12)
+    text, _ = w.log("board-l", 1, ["Ann", "Bob"], 12)  # signed with a key the pub holds
     ack = w.send("crown", text)
     assert ack[2:4] == ("legacy", "pending") and "legacy key" in ack[4]
     w.league.legacy = "count"
@@ -250,7 +277,7 @@ def test_a_key_enrolled_later_verifies_the_game_again(world):
     text, _ = w.log("board-x", 1, ["Ann", "Bob"], 13)
     w.send("crown", text)
     assert w.db.games()[0]["verdict"]["grade"] == "unknown-key"
-    w.c.keys.add(w.keys["board-x"], "board-x")
+    w.boards["board-x"].enrol(w.c.keys)
     w.c.keys.save()
     w.c._reverify(w.db)
     g = w.db.games()[0]
@@ -275,7 +302,7 @@ def test_a_board_enrolled_while_the_league_runs_is_verified_from_then_on(world):
     w = world
     w.send("crown", w.log("board-a", 1, ["Ann", "Bob"], 14)[0])  # the store is read
     other = KeyStore(w.league.keys)  # `chalk league enrol` in another process
-    other.add(w.keys["board-x"], "board-x")
+    w.boards["board-x"].enrol(other)
     other.save()
     ack = w.send("crown", w.log("board-x", 1, ["Ann", "Bob"], 15)[0])
     assert ack[2] == "ok-finished" and "not enrolled" in ack[4]

@@ -18,7 +18,6 @@ from chalk.sim import Sim
 from chalk.store import Archive
 from tests.leaguehelp import (
     LeagueProc,
-    copy_keys,
     expected_table,
     league_config,
     play,
@@ -77,15 +76,26 @@ def test_two_venues_bridged_to_a_league_every_game_once_through_every_fault(tmp_
             sims[name].start()
         device = {n: (tmp_path / n / "device_id").read_text().strip() for n in sims}
         venue_of = {"window": "crown", "snug": "crown", "bar": "swan"}
-        for v in ("crown", "swan"):
-            copy_keys(keys[v], ldir / "keys.json")
         cfg = league_config(
-            ldir / "league.json", {device[n]: {"venue": venue_of[n]} for n in sims},
+            ldir / "league.json", {},
             {"crown": {"name": "The Crown", "token": TOKEN}, "swan": {"name": "The Swan"}},
             PLAYERS, broker={"host": "127.0.0.1", "port": lb.port, "username": "league",
                              "password": "league-pw"})
+        r = chalk("league", "check", "--config", cfg)  # no board yet
+        assert r.returncode == 0, r.stdout + r.stderr
+        # The league's enrolment night: each board on USB signs a fresh challenge with its own
+        # key, and the league keeps its public key and the board's venue.
+        for n in sims:
+            r = chalk("league", "enrol", "--port", sims[n].port, "--venue", venue_of[n],
+                      "--config", cfg)
+            assert r.returncode == 0, r.stdout + r.stderr
+            assert "board %s enrolled at %s" % (device[n], venue_of[n]) in r.stdout
+            assert "enrolled over USB" in r.stdout
         r = chalk("league", "check", "--config", cfg)
         assert r.returncode == 0, r.stdout + r.stderr
+        held = json.loads((ldir / "keys.json").read_text())["keys"]
+        assert sorted(e["device"] for e in held) == sorted(device.values())
+        assert all(e["kind"] == "board" for e in held)
         mqtt_conf = {}
         for v in ("crown", "swan"):
             mqtt_conf[v] = tmp_path / ("%s-mqtt.json" % v)
@@ -188,7 +198,7 @@ def test_two_venues_bridged_to_a_league_every_game_once_through_every_fault(tmp_
         reports = league.get("/api/reports")
 
         # -- what the league holds --------------------------------------------------------
-        authentic = [g for g in games if g["verdict"] in ("ok-finished", "legacy")]
+        authentic = [g for g in games if g["verdict"] == "ok-finished"]  # board-held keys
         claims = [(g["device"], g["game_no"]) for g in authentic]
         assert len(claims) == len(set(claims)), "a game filed twice: %s" % claims
         want = {(r["device"], r["players"][0], r["players"][1], r["winner"]) for r in results}

@@ -5,7 +5,6 @@ resolved through the API only from the league's host or with its token; on a pho
 Chromium, no page scrolls sideways and no text is under 12 px."""
 
 import json
-import os
 import urllib.error
 import urllib.request
 
@@ -16,7 +15,7 @@ from chalk.keys import KeyStore
 from chalk.league import Collector
 from chalk.leaguedb import LeagueDB
 from chalk.mqttconf import Broker
-from tests.leaguehelp import LeagueProc, league_config, match, signed_log
+from tests.leaguehelp import Board, LeagueProc, league_config, match
 from tests.mqttbroker import free_port
 
 HOSTILE = "Zoë \u202eevil\u202c <script>alert(1)</script>"
@@ -26,9 +25,9 @@ PLAYERS = ["Ann", "Bob", HOSTILE, "=SUM(A1)"]
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("league-pages")
-    key = os.urandom(32)
+    board = Board("board-a")  # its own key pair, enrolled as over USB
     store = KeyStore(tmp / "keys.json")
-    store.add(key, "board-a")
+    board.enrol(store)
     store.save()
     cfg = league_config(tmp / "league.json", {"board-a": {"venue": "crown"}},
                         {"crown": {"name": "The Crown & Anchor"}}, PLAYERS,
@@ -39,10 +38,11 @@ def site(tmp_path_factory):
     c._ack = lambda *a: None
     with LeagueDB(tmp / "league.sqlite3", create=True) as db:
         for no, (a, b), seed in ((1, ("Ann", HOSTILE), 31), (2, ("Bob", "=SUM(A1)"), 32),
-                                 (4, ("Ann", "Bob"), 33)):
+                                 (3, ("Cy", "Di"), 34), (4, ("Ann", "Bob"), 33)):
             actions, _w, _s = match(seed, (a, b))
-            text = signed_log(tmp, key, "board-a", no, [a, b], actions)
-            c._take(db, "chalk/v1/venue/crown/game/%d" % no, text.encode())
+            text = board.log(tmp, [a, b], actions)
+            if no != 3:  # the board's game 3 never reaches the league
+                c._take(db, "chalk/v1/venue/crown/game/%d" % no, text.encode())
         c._take(db, "chalk/v1/venue/crown/game/9", b"forged nonsense")
     proc = LeagueProc(cfg, args=["--mqtt", "127.0.0.1:%d" % free_port()]).start()
     yield proc
@@ -62,7 +62,7 @@ def test_every_page_answers_in_words(site):
     assert "won by" in results and "verified: finished and signed by the board" in results
     game = site.get("/game/1")
     assert "COUNTED" in game and "board board-a game #1" in game
-    assert "Ann: break" in game  # the actions in words, with names
+    assert "Ann breaks" in game and "— 9 points" in game  # in the game's words, with names
     bad = site.get("/game/4")
     assert "NOT COUNTED" in bad and "not a match log" in bad
     me = site.get("/player/Ann")

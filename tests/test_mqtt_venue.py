@@ -219,3 +219,31 @@ def test_topic_levels_hold_any_table_name():
     assert level("$SYS") == "%24SYS"
     assert level("Zoë") == "Zoë"
     assert "/" not in level("a/b/c") and "\x1b" not in level("\x1b[2J")
+
+
+def test_an_action_without_the_pages_words_is_said_by_its_game_or_plainly():
+    """The action topic's words, when no view brought the table's own: the game's words
+    (chalk.games) from the states before and after it; without a game the host knows, or for
+    a record its game cannot say, only the kind and the seq, never the record's fields."""
+    from chalk.mqtt import describe
+    from scoreboard import matchlog
+
+    head = matchlog.header("five-pins", dict(CONFIG), ["Ann", "Bob"])
+    rules = matchlog.new_game(head)
+    start = rules.state()
+    opened = rules.apply({"a": "break", "player": 0})
+    after = rules.apply({"a": "shot", "player": 0, "pins": "C", "carom": 3})
+    shot = {"seq": 3, "t": 900, "a": "shot", "player": 0, "pins": "C", "carom": 3}
+    words = describe(shot, ["Ann", "Bob"], "five-pins", opened, after, CONFIG)
+    assert words.startswith("Ann: pin C, carom 3") and "11 points" in words, words
+    assert describe({"seq": 2, "a": "break", "player": 1}, ["Ann", "Bob"], "five-pins",
+                    start, opened, CONFIG).startswith("Bob")
+    # no header seen yet (no game), a record not in the game's vocabulary, no state after it
+    for game, rec, st in ((None, shot, after), ("five-pins", dict(shot, pins="Q"), after),
+                          ("five-pins", shot, None)):
+        said = describe(rec, ["Ann", "Bob"], game, opened, st, CONFIG)
+        assert said == "shot (action 3 of the board)", said
+    # a game the host has no module for: the registry's generic words, fields named
+    said = describe(shot, ["Ann", "Bob"], "crokinole", opened, after, CONFIG)
+    assert "player Ann" in said and "{" not in said, said
+    assert describe({"seq": 4, "a": "undo"}, [], None) == "the last action was taken back (undo)"

@@ -252,7 +252,10 @@ SMALL_FRAMES = {
 @needs_mp
 def test_interrupt_and_event_paths_fit_the_c_stack():
     proc = subprocess.run(
-        [micropython_path(), "-v", "-v", "-c", "import scoreboard.sense"],
+        [micropython_path(), "-v", "-v", "-c",
+         # (the tilt latch, peg grid and keypad load on the boards that have them)
+         "import scoreboard.sense, scoreboard.sense.tilt, scoreboard.sense.pegs, "
+         "scoreboard.sense.keypad"],
         capture_output=True,
         text=True,
         timeout=60,

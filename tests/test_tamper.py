@@ -284,7 +284,7 @@ def test_an_untouched_archive_verifies(archive, keys):
     for r in results:
         assert r.problems == [] and r.differences == [], verify.report(results)
         assert r.signer is not None
-    assert [r.verdict.grade for r in results] == ["finished", "in_progress"]
+    assert [r.verdict.grade for r in results] == ["ok-finished", "ok-in-progress"]
     r = chalk("verify", "--db", archive, "--keys", keys)
     assert r.returncode == verify.EXIT_IN_PROGRESS, r.stdout + r.stderr
     assert "FINISHED: signed at its end" in r.stdout and "IN PROGRESS" in r.stdout

@@ -27,6 +27,8 @@ PHONE = (360, 740)
 TV = (1920, 1080)
 WARNINGS = ["+A1 A2 B9: peg mismatch", "pin.3 stuck: it has not changed for 10 minutes",
             "journal: the flash is full"]
+GAUGE = {"mem_free": 41 * 1024, "mem_block": 12 * 1024, "gap_ms": 9, "step_ms": 31}
+HEAP_LOW = "heap low: 7K free, 1K block"
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +50,9 @@ def every_table():
             players = LONG_NAMES[:2]
         status = sample_status(game, 10, players=players,
                                warnings=WARNINGS if i % 2 == 0 else WARNINGS[:1])
+        status.update(GAUGE)  # every board reports its gauge; one is short of memory
+        if i == 3:
+            status["warnings"].append(HEAP_LOW)
         tables.append(("t-" + game, status, i % 3 != 1))
     tables.append(("no-game", None, False))
     return tables
@@ -274,3 +279,42 @@ def test_pages_left_for_others_let_their_streams_go(tmp_path, chromium_paths):
                 time.sleep(0.05)
         finally:
             drv.quit()
+
+
+def test_the_table_page_shows_the_boards_gauge_and_a_heap_low_board_says_so(tmp_path,
+                                                                           chromium_paths):
+    """Staff looking for a fault find the board's gauge in small print on the table's page
+    (not on the room's TV), and a board short of memory has it said in words on its card."""
+    low = sample_status("five-pins", 6, warnings=[HEAP_LOW])
+    low.update(GAUGE, mem_free=7 * 1024 + 100, mem_block=1500)
+    well = sample_status("novuss", 6)
+    well.update(GAUGE)
+    with PageServer(tmp_path, [("bar", low, True), ("snug", well, True)]) as ps:
+        for w, h in (PHONE, TV):
+            drv = chrome(chromium_paths, w, h)
+            try:
+                m = measure(drv, ps.url + "/table/bar")
+                assert not m["cut"] and m["sh"] <= h and m["sw"] <= w
+                if (w, h) == PHONE:
+                    assert not m["small"], m["small"]
+                said = drv.execute_script("""
+                    var g = document.querySelector('.gauge');
+                    return {gauge: g && g.textContent,
+                            warnings: Array.prototype.map.call(
+                                document.querySelectorAll('.warning'),
+                                function (x) { return x.textContent; })};""")
+                assert said["gauge"] == "board: 7 KB free (block 1 KB), scan gap 9 ms, step 31 ms"
+                assert any("Heap low: the board is short of memory (7 KB free, largest block 1 "
+                           "KB)" in x for x in said["warnings"]), said["warnings"]
+                assert not any("heap low:" in x for x in said["warnings"])  # in words only
+                m = measure(drv, ps.url + "/")
+                assert m["cards"] == 2
+                assert drv.execute_script("return document.querySelectorAll('.gauge').length") \
+                    == 0  # the room's screen keeps to the scores
+                heap = drv.execute_script("""
+                    return Array.prototype.map.call(document.querySelectorAll('.table-card'),
+                        function (c) { return [c.getAttribute('data-table'),
+                                               c.textContent.indexOf('Heap low') >= 0]; });""")
+                assert sorted(heap) == [["bar", True], ["snug", False]]
+            finally:
+                drv.quit()

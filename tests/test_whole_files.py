@@ -175,3 +175,47 @@ def test_a_full_standard_output_is_one_line_naming_it(tmp_path):
         with pytest.raises(ChalkError) as e:
             export(a, [1], fmt="jsonl", write=full)
     assert str(e.value.message) == "cannot write the standard output: the disk is full"
+
+
+def test_the_key_store_and_key_files_are_whole_or_as_they_were(tmp_path, enospc_after,
+                                                               monkeypatch):
+    from chalk.chainhost import SoftKey
+    from chalk.keys import KeyStore
+
+    path = tmp_path / "keys.json"
+    store = KeyStore(path)
+    store.add_board("esp32-a1b2c3d4e5f6", SoftKey().pub, 1, "enrolled over USB")
+    store.save()
+    before = path.read_bytes()
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    store.add_board("esp32-0a0b0c0d0e0f", SoftKey().pub, 1, "enrolled over USB")
+    enospc_after(100)  # the disk fills half way through the new store
+    with pytest.raises(ChalkError, match="the key store: cannot write .*the disk is full"):
+        store.save()
+    monkeypatch.undo()
+    assert path.read_bytes() == before and listing(tmp_path) == ["keys.json"]
+    assert len(KeyStore(path).entries) == 1  # the old store, whole
+    # A writer killed half way (kill -9 runs no clean-up) leaves its hidden file: the next
+    # write of the store sweeps it.
+    (tmp_path / ".keys.json.x1y2.chalk-tmp").write_text('{"chalk_keys": 2, "ke')
+    store.save()
+    assert listing(tmp_path) == ["keys.json"] and len(KeyStore(path).entries) == 2
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_key_file_on_a_full_disk_is_one_line_and_nothing_left(tmp_path):
+    store = tmp_path / "keys.json"
+    r = subprocess.run([sys.executable, "-m", "chalk.cli", "keys", "league", "County League",
+                        "--keys", store], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with small_disk(tmp_path, 16) as disk:
+        if disk is None:
+            pytest.skip("no tmpfs here: the test above covers it")
+        fill(disk)
+        for cmd in (["keys", "export", "-o", disk / "league-keys.json", "--keys", store],
+                    ["keys", "league", "Another", "--keys", disk / "keys.json"]):
+            r = subprocess.run([sys.executable, "-m", "chalk.cli"] + [str(c) for c in cmd],
+                               capture_output=True, text=True)
+            assert r.returncode == 1 and "the disk is full" in r.stderr, r.stderr
+            assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) <= 2
+            assert listing(disk) == ["ballast"], listing(disk)

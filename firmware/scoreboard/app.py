@@ -17,16 +17,22 @@ from .journal import JournalError
 from .referee import referee_for
 from .rules import ConfigError, RuleError, rules_for
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 FIRMWARE_VERSION = "0.1.0"
 _PEG_FAULT_BASE = 64  # FAULT ids of peg holes: 64 + side * 27 + bit (switch lines are < 30)
 _KEY_FAULT_BASE = 128  # FAULT ids of keypad keys: 128 + key
-_SAMPLES = 32  # changes the sampling timer notes before the loop runs the sensing layer on them
-_RAM_BLOCKS = 3  # blocks of a game's codes kept in RAM (spill.SpilledCodes.RAM_BLOCKS)
-_HEAP_CHECK_MS = 30000  # the heap is measured this often, between two scans
-_REST_MS = 100  # the loop's look at a table at rest (App.rest_ms)
-_WAIT_MS = 50  # ... while only a timer of the sensing layer runs
-_HEAP_LOW = 8 * 1024  # free heap below this, or a largest block below _BLOCK_LOW: near its end
-_BLOCK_LOW = 2 * 1024
+_SAMPLES = const(32)  # changes the sampling timer notes before the loop runs the sensing layer
+_RAM_BLOCKS = const(3)  # blocks of a game's codes kept in RAM (spill.SpilledCodes.RAM_BLOCKS)
+_HEAP_CHECK_MS = const(30000)  # the heap is measured this often, between two scans
+_REST_MS = const(100)  # the loop's look at a table at rest (App.rest_ms)
+_WAIT_MS = const(50)  # ... while only a timer of the sensing layer runs
+_HEAP_LOW = const(8 * 1024)  # free heap below this, or a largest block below _BLOCK_LOW: low
+_BLOCK_LOW = const(2 * 1024)
 
 
 class App:
@@ -162,6 +168,8 @@ class App:
         boardkey.boot(self)
         try:
             res = self.journal.boot(self._resume_action)
+        except MemoryError:
+            raise  # the heap, not the journal: the game is not closed for it
         except Exception as e:
             # A journal this app cannot read (a record the chain or the rules' code refuse,
             # written by older firmware) never keeps the board from booting: its game in
@@ -245,6 +253,8 @@ class App:
             self._keep_last(action, pending)
             self.game.push(pending)  # no state dict per action at boot
             self._checkpoint(True)  # at boot at once: the loop has not started
+        except MemoryError:
+            raise  # the heap, not the action: the game is not closed for it
         except Exception as e:  # a RuleError, or an action the rules' code cannot read
             # A journal written by other rules: actions appended after this one would be lost
             # at the next boot too, so this game is closed and a new one starts.
@@ -282,8 +292,10 @@ class App:
             header["device"] = self.board.device_id  # in the chain: a log names its board
         if self.wall is not None:
             header["started"] = self.iso_now()
-        if not _fits("rec", {"seq": self.journal.stats()["last_seq"] + 2, "type": "H",
-                             "header": dict(header, game_no=99999)}):
+        last = self.journal.stats()["last_seq"]
+        # (with the "prev" the journal adds: the board's game before, its seq and link)
+        if not _fits("rec", {"seq": last + 2, "type": "H", "header": dict(
+                header, game_no=99999, prev={"game_no": 99999, "seq": last, "link": "0" * 64})}):
             # Checked before the game in progress is ended: a header the link cannot send
             # would leave the host without the game (nine names of 40 characters, say).
             raise ConfigError("the game header does not fit in a frame: shorter names")
@@ -678,10 +690,17 @@ class App:
         """Measure the heap (gauge.py); near its end, say so on the screen and to the host, and
         keep fewer blocks of the game's codes in RAM (a checkpoint to flash, at once).
         `collect` False: the heap was collected just before (a step of its own)."""
-        from . import gauge
+        try:
+            from . import gauge
 
-        gauge.fresh[0] = not collect
-        free, block = gauge.measure()
+            gauge.fresh[0] = not collect
+            free, block = gauge.measure()
+        except MemoryError:
+            # No room even to measure (the gauge's module, or its probe, found no block): that
+            # is the answer. A gauge never stops the loop.
+            gc.collect()
+            free = gc.mem_free() if hasattr(gc, "mem_free") else 0
+            block = 0
         self.heap[0] = free
         self.heap[1] = block
         if free is None:
@@ -810,7 +829,8 @@ class App:
             # Two lines a row, "name level edges" in 8 columns: 16 lines fit the screen.
             short = name[4:] if name.startswith("btn.") else name.replace(".", "")
             if len(short) > 4:
-                short = short[:3] + short[-1]  # carom3 -> car3, out_of_turn -> outn
+                short = short[:3] + short[-1:]  # carom3 -> car3, out_of_turn -> outn
+                # (a slice: a str's character taken out by its index is interned for good)
             cells.append("%-4s%d%3d" % (short, (raw >> i) & 1,
                                         min(999, self.health.edge_count(i))))
         for i in range(0, len(cells), 2):

@@ -26,10 +26,36 @@ def remembered(nvs):
 
 
 def boot(app):
-    """Before the journal boots: the chain of games as NVS keeps it (past an erased journal)."""
+    """Before the journal boots: the chain of games as NVS keeps it (past an erased journal),
+    and the names of what the loop loads later (names())."""
     nvs = app.board.nvs
     if nvs is not None:
         app.journal.remembered = remembered(nvs)
+        names()
+
+
+def names():
+    """Load what the loop loads later (the gauge and the packer, kept: every board uses them;
+    checkpoints, spill.py, and the signer, sign.py with signwork.py and p256.py, dropped at
+    once): at boot, before the journal is folded. MicroPython keeps the names of every module
+    it loaded (its qstr pool) for good, and the pool grows by one block of 9-14 KB: taken now,
+    while the heap is in one piece, that block is found; taken first at a game's end, on a
+    heap a long game left in pieces, it may not be, and the signer would not load."""
+    import sys
+
+    if "scoreboard.sign" in sys.modules:
+        return
+    gc.collect()
+    try:
+        from . import gauge, pack, signwork, spill  # noqa: F401 (signwork: sign, p256)
+    except MemoryError:
+        pass  # each is loaded again when there is work, and says so if it cannot
+    pkg = sys.modules.get("scoreboard")
+    for name in ("spill", "signwork", "p256", "sign"):
+        sys.modules.pop("scoreboard." + name, None)
+        if pkg is not None and hasattr(pkg, name):
+            delattr(pkg, name)
+    gc.collect()
 
 
 def booted(app):

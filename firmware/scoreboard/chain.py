@@ -27,9 +27,15 @@ import hashlib
 
 from .journal import _END, _LAST, _RECS, _W, Journal, JournalError
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 ZERO = b"\x00" * 32
 _CHAIN_KEYS = ("link", "sig", "head", "kid")  # never hashed in an end: they are the chain
-_MAX_DEPTH = 8
+_MAX_DEPTH = const(8)
 _HEX = "0123456789abcdef"
 # The escapes JSON has a short form for (as CPython's json writes them); other control
 # characters are \u00XX.
@@ -43,23 +49,27 @@ CanonError = ValueError
 
 
 def _str(s, out):
+    # Over the UTF-8 bytes, not the characters: on MicroPython each character of a str taken
+    # out of it is interned, so hashing players' names char by char would grow the qstr pool
+    # by every letter ever seen (a pool that grows late, on a heap in pieces, finds no block).
+    # Every byte that needs an escape is ASCII, so the bytes between two are whole characters.
+    b = s.encode()
     out.append('"')
     start = 0
-    n = len(s)
+    n = len(b)
     for i in range(n):
-        c = s[i]
-        if c == '"' or c == "\\" or c < " ":
+        o = b[i]
+        if o == 34 or o == 92 or o < 32:
             if i > start:
-                out.append(s[start:i])
-            o = ord(c)
-            e = _SHORT.find(c)
+                out.append(b[start:i].decode())
+            e = _SHORT.find(chr(o))
             if e >= 0:
                 out.append("\\" + _SHORT_AS[e])
             else:
                 out.append("\\u00" + _HEX[o >> 4] + _HEX[o & 15])
             start = i + 1
     if start < n:
-        out.append(s[start:] if start else s)
+        out.append(b[start:].decode() if start else s)
     out.append('"')
 
 

@@ -26,14 +26,20 @@
 import binascii
 import json
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 VERSION = 2
 MARKER = "~c"
 MAX_LINE = 1024  # bytes of a frame line, without its line terminator
 MAX_N = 999999999  # frame numbers (and command ids) wrap from here to 0
-_MAX_TYPE = 16
-_MAX_DEPTH = 8  # payload nesting; the contract's payloads are two or three deep
+_MAX_TYPE = const(16)
+_MAX_DEPTH = const(8)  # payload nesting; the contract's payloads are two or three deep
 _BMARKER = b"~c"
-_MIN = 14  # len("~c1 0 01234567"): the shortest envelope (any version)
+_MIN = const(14)  # len("~c1 0 01234567"): the shortest envelope (any version)
 
 # MicroPython's crc32 takes a str as is (its bytes are UTF-8); CPython wants bytes.
 try:
@@ -140,10 +146,14 @@ def dumps(obj):
 
 
 def _type_ok(typ):
-    if not 0 < len(typ) <= _MAX_TYPE or not ("a" <= typ[0] <= "z"):
+    try:
+        b = typ.encode()  # bytes: a str's characters taken out are interned (_text_ok)
+    except UnicodeError:  # a lone surrogate (CPython)
         return False
-    for c in typ:
-        if not ("a" <= c <= "z" or "0" <= c <= "9" or c == "_"):
+    if not 0 < len(b) <= _MAX_TYPE or not 97 <= b[0] <= 122:
+        return False
+    for c in b:
+        if not (97 <= c <= 122 or 48 <= c <= 57 or c == 95):
             return False
     return True
 

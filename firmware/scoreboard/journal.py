@@ -14,12 +14,18 @@ import json
 import os
 from array import array
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 HEADER = "H"  # payload: the match-log header plus "game_no"; always a file's first record
 ACTION = "A"  # payload: the action dict, as given
 END = "E"  # payload: {"winner": ...}; nothing follows it in that file
 _KINDS = (HEADER, ACTION, END)
 
-_CHUNK = 512  # read size: small enough for a 96 KB heap, big enough to keep syscalls few
+_CHUNK = const(512)  # read size: small enough for a 96 KB heap, big enough to keep syscalls few
 MAX_LINE = 2048  # longest record; longer lines can only be damage (and are never buffered whole)
 _SEP = (",", ":")
 _EXT = ".jnl"
@@ -28,10 +34,10 @@ _TMP = ".tmp"
 # What the journal remembers of each kept game file: one row of _W ints in an array, oldest
 # first. Games the host has not archived yet pile up (a few hundred fit on flash), so a row costs
 # 24 bytes where an object per file would cost ten times that on the heap.
-_NO = 0  # game number (file g<no>.jnl)
-_FIRST = 1  # first good seq (0: none)
+_NO = const(0)  # game number (file g<no>.jnl)
+_FIRST = const(1)  # first good seq (0: none)
 _LAST = 2  # last good seq
-_HI = 3  # highest seq the file may have used, damaged lines included
+_HI = const(3)  # highest seq the file may have used, damaged lines included
 _END = 4  # byte offset just after the last good record
 _RECS = 5  # good records
 _W = 6

@@ -28,6 +28,12 @@ from . import frames
 # host imports it here).
 from .linkargs import COMMANDS, TEST_ONLY, check  # noqa: F401
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 # Commands that change something: a repeat of the last one (same id, same args: the host
 # resending after a lost reply) gets the same reply again instead of being carried out twice.
 _ONCE = ("new", "undo", "ack", "clock", "inject", "act", "service", "record")
@@ -38,11 +44,11 @@ EMIT_TYPES = ("rec", "state", "warn", "event", "boot", "beat", "line", "a", "sig
 _OWN = ("ok", "err", "rec", "warn", "event", "boot", "beat", "line", "a", "r", "sig")
 
 
-_MESSAGE_MAX = 300  # an error message, clipped so its err frame always fits
-_OUT_MAX = 4096  # characters of frames waiting for the wire (beyond: unsolicited frames dropped)
-_HELD_MAX = 32  # frames the app sends during a journal stream, held until its ok
-_WAITING_MAX = 4  # commands that arrive during a journal stream, run after its ok
-_INBOX_MAX = 8  # lines gathered by feed() waiting for a step (beyond: dropped, the host resends)
+_MESSAGE_MAX = const(300)  # an error message, clipped so its err frame always fits
+_OUT_MAX = const(4096)  # characters of frames waiting for the wire (beyond: unsolicited dropped)
+_HELD_MAX = const(32)  # frames the app sends during a journal stream, held until its ok
+_WAITING_MAX = const(4)  # commands that arrive during a journal stream, run after its ok
+_INBOX_MAX = const(8)  # lines gathered by feed() waiting for a step (beyond: dropped, resent)
 # Commands that need whole blocks of the heap: a collection first (in a step of its own).
 _COLLECT = ("new", "undo", "act", "journal", "state")
 

@@ -6,11 +6,17 @@
 
 from . import frames
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 # Commands the host may send: name -> ((arg, check, required, default), ...). Args are checked
 # here, before the handler sees them, so a handler only deals with well-typed values.
-_NAME_MAX = 40  # a player's name, in characters
-_PLAYERS_MAX = 9  # a tally game has up to 9 players (TL-1)
-_EVENTS_MAX = 32  # about what one frame holds
+_NAME_MAX = const(40)  # a player's name, in characters
+_PLAYERS_MAX = const(9)  # a tally game has up to 9 players (TL-1)
+_EVENTS_MAX = const(32)  # about what one frame holds
 
 
 def _is_int(v):
@@ -53,7 +59,7 @@ def _text_ok(s):
     return True
 
 
-_VALUE_DEPTH = 6  # an action's values: the contract's are two deep
+_VALUE_DEPTH = const(6)  # an action's values: the contract's are two deep
 
 
 def _value_ok(v, depth=0):
@@ -153,8 +159,8 @@ _TRACE_KEYS = ("t", "line", "v")
 _EVENT_KEYS = ("kind", "id", "value", "t")
 
 
-_T_MAX = 86400000  # an injected event's t: at most a day ahead (ms)
-_INT_MAX = 0x3FFFFFFF  # an input event's id and value are small ints (sense/events.py)
+_T_MAX = const(86400000)  # an injected event's t: at most a day ahead (ms)
+_INT_MAX = const(0x3FFFFFFF)  # an input event's id and value are small ints (sense/events.py)
 
 
 def _small(v):

@@ -20,13 +20,19 @@
 
 import hashlib
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 # The curve y^2 = x^3 - 3x + b over the field of P; N points; G = (GX, GY) generates them.
 P = 0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF
 N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 GX = 0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296
 GY = 0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5
 
-_BLOCK = 64  # SHA-256's block size
+_BLOCK = const(64)  # SHA-256's block size
 
 
 def hmac_sha256(key, msg):

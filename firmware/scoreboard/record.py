@@ -11,8 +11,14 @@
 
 from array import array
 
-_TMASK = 0x3FFFFFFF
-_HALF = 0x1FFFFFFF
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
+_TMASK = const(0x3FFFFFFF)
+_HALF = const(0x1FFFFFFF)
 
 
 class ChangeRing:

@@ -80,7 +80,9 @@ class Handler:
     def _signer(self, cmd, fn):
         signer = self.app.signing()
         if signer is None:
-            raise Refused("this board keeps no signing key (no NVS)")
+            if self.app.board.nvs is None:
+                raise Refused("this board keeps no signing key (no NVS)")
+            raise Refused("not enough RAM to load the signer now: ask again in a moment")
         try:
             return fn(signer)
         except ValueError as e:  # not on the board, or busy signing

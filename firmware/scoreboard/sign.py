@@ -31,6 +31,12 @@ import hashlib
 from .boardkey import nvs_get as _get
 from .chain import hexlify
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 HEAD_TAG = "chalk-head-2"
 ENROL_TAG = "chalk-enrol-1"
 _SK = "sk"  # the private key, 32 bytes big-endian
@@ -39,7 +45,7 @@ _SINCE = "since"  # the game number in progress when the key was made, 4 bytes
 _KID = "kid"  # its name, 16 hex digits (for the hello, without loading this module)
 _LAST = "last"  # the newest finished game: game number (4), seq (4), link (32): chain.py
 _KEEP = 4  # signatures kept for repeats of a request
-_QUEUE = 4  # signatures waiting at most
+_QUEUE = const(4)  # signatures waiting at most
 
 
 def key_id(pub):

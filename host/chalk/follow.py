@@ -252,6 +252,8 @@ class Follower:
                 if not every:
                     return  # one request per quiet moment: the live frames come first
         held = self.archive.last_seq(self.board_id)
+        if self._signed_at != held and self._head_kept(held):
+            self._signed_at = held  # signed already (by an earlier run of the archiver)
         if self._signed_at == held:
             return
         asked = self._asked.get(None)
@@ -271,6 +273,14 @@ class Follower:
         self.archive.set_head(self.board_id, res)
         if res.get("seq") == held:
             self._signed_at = held
+
+    def _head_kept(self, held):
+        """True if the archive keeps the board's signature of its chain up to seq `held`."""
+        if not held:
+            return False
+        g = self.archive.game_before(self.board_id, held + 1)
+        h = self.archive.head(g[0]) if g is not None else None
+        return h is not None and h.get("seq") == held
 
     def _unsigned(self):
         return [g for g in self.archive.unsigned_ends(self.board_id)
@@ -306,9 +316,11 @@ class Follower:
     def _signature(self, link, payload, syncing):
         """A `sig` frame: the board signed a head (a game's end, or the head it was asked
         for)."""
-        if self.archive.set_head(self.board_id, payload):
-            if payload.get("seq") == self.archive.last_seq(self.board_id):
-                self._signed_at = payload["seq"]
+        kept = self.archive.set_head(self.board_id, payload)
+        held = self.archive.last_seq(self.board_id)
+        if payload.get("seq") == held and (kept or self._head_kept(held)):
+            self._signed_at = held  # (a head signed again: the one kept already)
+        if kept:
             if not syncing:
                 self._ack(link)  # an end now signed: its game may go from the board
 

@@ -289,13 +289,20 @@ class KeyStore:
         self.entries.append(e)
         return e, True
 
-    def import_file(self, path, replace=None, legacy=False):
-        """Keep the keys of a key file. Board keys only from a file signed by a league key this
-        store trusts; legacy keys from any file with `legacy`. Returns the lines to tell.
+    def import_file(self, path, replace=None, legacy=False, devices=None):
+        """Keep the keys of a key file (those of `devices` only, when given: the file's
+        signature still covers it whole). Board keys only from a file signed by a league key
+        this store trusts; legacy keys from any file with `legacy`. Returns the lines to tell.
         Everything is checked before anything is kept: a refused key keeps none."""
         data, entries = _read(path)
         name = Path(path).name
         voucher = self._voucher(data, entries, path)
+        if devices is not None:
+            entries = [e for e in entries if e["kind"] != "league" and e.get("device") in devices]
+            if not entries:
+                raise ChalkError("%s holds no key for board %s" % (path, ", ".join(devices)),
+                                 "the league's enrolment computer exports it with `chalk keys "
+                                 "export %s`" % " ".join(devices))
         before = [dict(e) for e in self.entries]
         out = []
         try:
@@ -377,17 +384,20 @@ class KeyStore:
 
 
 def write_private(path, text, what):
+    """Write a key file readable by its owner only, whole or not at all (chalk/atomic.py: a
+    full disk, Ctrl-C or a kill leave the old file as it was and nothing beside it)."""
+    from chalk import atomic
+
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".part")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        tmp.replace(path)
-    except OSError as e:
-        raise ChalkError("cannot write %s %s: %s" % (what, path, e.strerror or e),
-                         "give a writable file with --keys or $%s" % ENV_KEYS)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise atomic.problem(path, e) from None
+        atomic.write_file(path, text, mode=0o600)
+    except ChalkError as e:
+        raise ChalkError("%s: %s" % (what, e.message), e.hint or "give a writable file with "
+                         "--keys or $%s" % ENV_KEYS) from None
 
 
 def read_file(path):

@@ -267,12 +267,13 @@ class Collector:
         self._keys_mtime = mtime
 
     def _reverify(self, db):
-        """Games whose board's key was not known when they came: checked again."""
+        """Games whose board's key was not known when they came, and those filed before the
+        league kept the boards' chains of games: checked again."""
         for g in db.games():
             v = g["verdict"]
-            if v and v["grade"] == "unknown-key":
+            if v and (v["grade"] == "unknown-key" or _chainless(v)):
                 again = leaguecheck.check_log(db.log(g["id"]), self.keys)
-                if again.grade != v["grade"]:
+                if again.grade != v["grade"] or _chainless(v):
                     db.add_verdict(g["id"], again)
                     self.say("league: game %d verified again: %s" % (g["id"], again.words()))
 
@@ -312,12 +313,17 @@ def reverify(league, db_path, say=print):
     with LeagueDB(db_path) as db:
         for g in db.games():
             v = g["verdict"]
-            if v and v["grade"] not in ("ok-finished",):
+            if v and (v["grade"] != "ok-finished" or _chainless(v)):
                 again = leaguecheck.check_log(db.log(g["id"]), keys)
-                if again.grade != v["grade"]:
+                if again.grade != v["grade"] or _chainless(v):
                     db.add_verdict(g["id"], again)
                     changed += 1
                     say("game %d: %s (was: %s)" % (g["id"], again.words(),
                                                    leaguecheck.WORDS.get(v["grade"],
                                                                          v["grade"])))
     return changed
+
+
+def _chainless(v):
+    """A verdict the signature holds for, filed without its chain facts (a v1 archive)."""
+    return v["grade"] in leaguecheck.AUTHENTIC and not v.get("chain")

@@ -1,34 +1,35 @@
 """The one place where the league asks whether a match log holds (docs/league.md).
 
-check_log(text, keys) gives a Verdict: the grade (one of GRADES), whether the game is finished
-(its end record signed by the board), the board and game number the header claims, the link
-to the board's previous game when the header carries one, the reasons in words, the signer,
-the signed end's chain head (the game's identity: two logs with the same end head are the same
-game), and what the game gave (the final state replayed through the rules).
+check_log(text, keys) gives a Verdict, from the verify library (chalk.verify: the chain, the
+board's signature, a replay through the rules, verdict_of_log's checks): the grade (one of
+GRADES, verify's names), whether the game is finished (its end record signed by the board),
+the board and game number the header claims, the board's game before it (the header's
+"prev": its number, last seq and link), the reasons in words, the signing key and its kind,
+the links of the first and last records (the game's identity in its board's chain of games:
+two logs with the same signed end are the same game), and what the game gave (the final state
+replayed through the rules).
 
-Everything else in the league (filing, the per-board game sequence, standings) reads only a
-Verdict, so a richer verify (board-held keys, graded verdicts, chains of games) changes
-`_verify` here and nothing else. Grades a future verify may add are kept as they come and are
-never counted (leaguerank.COUNTABLE decides what counts).
+Everything else in the league (filing, the boards' chains of games, standings) reads only a
+Verdict; sequences() asks verify.check_set about the chains of games with light verdicts made
+from what the league archive keeps of each (chain_facts / light).
 """
 
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from chalk import verify
 from chalk.errors import ChalkError
 from scoreboard import matchlog
 from scoreboard.rules import RuleError
 
-GRADES = ("ok-finished", "ok-in-progress", "legacy", "broken", "unreadable", "unsigned",
-          "unknown-key")
-AUTHENTIC = ("ok-finished", "ok-in-progress", "legacy")  # the board signed what is there
+GRADES = tuple(verify.GRADES)
+AUTHENTIC = verify.AUTHENTIC  # the board (or, legacy, a key the pub holds) signed what is there
+COUNTABLE = ("ok-finished", "legacy")  # what may count, finished and by the league's rules
 WORDS = {
     "ok-finished": "verified: finished and signed by the board",
     "ok-in-progress": "verified, but not finished: the board's signature stops before the end",
     "legacy": "verified with a legacy key (the pub holds this board's key)",
-    "broken": "does not verify: a record was changed, removed or added, or the rules refuse it",
+    "broken": "does not verify: a record was changed, removed or added, the signature was "
+              "stripped or is another key's, or the rules refuse it",
     "unreadable": "not a match log that can be read",
     "unsigned": "not signed by the board",
     "unknown-key": "signed by a key the league does not hold (board not enrolled?)",
@@ -42,33 +43,16 @@ class Verdict:
     finished: bool = False
     device: str = None
     game_no: int = None
-    predecessor: str = None
+    predecessor: str = None  # the link (hex) of the board's game before, as the header says
     reasons: list = field(default_factory=list)
-    signer: str = None
-    end_head: str = None
+    signer: str = None  # the key id that signed, when the signature holds
+    end_head: str = None  # the chain head the board signed at the game's end
     header: dict = None
     result: dict = None  # leaguecheck.result(): winner, scores, sets, abandoned
+    chain: dict = None  # chain_facts(): what verify.check_set needs of this game
 
     def words(self):
         return WORDS.get(self.grade, "verdict %s" % self.grade)
-
-
-def _verify(path, keys):
-    """Today's verify (chalk.verify: chain, HMAC signature, replay) as (grade, reasons,
-    signer). The switch to a verify with graded verdicts is this function."""
-    summary, problems, signer = verify.verify_log(str(path), keys)
-    code = verify.exit_code(problems)
-    kinds = {p.kind for p in problems}
-    reasons = ["%s: %s" % (p.where, p.text) for p in problems]
-    if code == verify.EXIT_BROKEN:
-        return "broken", reasons, None
-    if code == verify.EXIT_UNKNOWN_KEY:
-        return "unknown-key", reasons, None
-    if "legacy" in kinds:
-        return "legacy", reasons, signer
-    if code == verify.EXIT_UNSIGNED:
-        return ("ok-in-progress" if signer is not None else "unsigned"), reasons, signer
-    return "ok", reasons, signer
 
 
 def check_log(text, keys):
@@ -76,34 +60,52 @@ def check_log(text, keys):
     if len(text.encode("utf-8", "surrogatepass")) > MAX_LOG:
         return Verdict("unreadable", reasons=["the log is larger than %d MB" % (
             MAX_LOG // (1024 * 1024))])
-    with tempfile.TemporaryDirectory(prefix="chalk-league-") as d:
-        path = Path(d) / "game.jsonl"
-        try:
-            path.write_text(text, encoding="utf-8")
-        except UnicodeEncodeError:
-            return Verdict("unreadable", reasons=["the log is not UTF-8 text"])
-        try:
-            grade, reasons, signer = _verify(path, keys)
-            chained, _summary = verify.read_log(str(path))
-        except ChalkError as e:
-            return Verdict("unreadable", reasons=[e.message.replace(str(path), "the log")])
-    header = chained.header
-    end = chained.end
-    if grade == "ok":
-        grade = "ok-finished" if end is not None else "ok-in-progress"
-    v = Verdict(grade, reasons=reasons, signer=signer, header=header)
-    v.device = header.get("device") if type(header.get("device")) is str else None
-    v.game_no = header.get("game_no") if type(header.get("game_no")) is int else None
-    for k in ("prev", "predecessor"):
-        if type(header.get(k)) is str:
-            v.predecessor = header[k]
-    if end is not None and isinstance(end[1], dict) and type(end[1].get("head")) is str:
-        v.end_head = end[1]["head"]
-    v.finished = grade in ("ok-finished", "legacy") and v.end_head is not None
-    if grade in AUTHENTIC:
-        v.result = result(header, [rec for _seq, rec in chained.actions],
-                          end[1] if end else None)
-    return v
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return Verdict("unreadable", reasons=["the log is not UTF-8 text"])
+    try:
+        c, _summary = verify.read_log(text.splitlines(), "the log")
+    except ChalkError as e:
+        return Verdict("unreadable", reasons=[e.message])
+    problems = []
+    _states, info = verify.check(c, keys, problems)
+    v = verify.verdict(c, problems, info, "the log")
+    out = Verdict(v.grade, finished=v.finished, device=v.device, game_no=v.game_no,
+                  reasons=["%s: %s" % (p.where, p.text) for p in v.problems], signer=v.kid,
+                  header=c.header,
+                  chain=chain_facts(v, c.header_seq))
+    if v.prev is not None:
+        out.predecessor = v.prev["link"]
+    if v.finished:
+        out.end_head = v.head
+    if v.grade in AUTHENTIC:
+        out.result = result(c.header, [rec for _seq, rec in c.actions],
+                            c.end[1] if c.end else None)
+    return out
+
+
+def chain_facts(v, header_seq):
+    """What the league keeps of a verify Verdict for the boards' chains of games: the seq its
+    signature covers, its header's and last record's seqs and links, its end's seq, the key."""
+    return {"seq": v.seq, "header_seq": header_seq, "first": v.first, "last": v.last,
+            "head": v.head, "end_seq": v.end_seq, "prev": v.prev, "kid": v.kid, "key": v.key}
+
+
+def light(grade, device, game_no, facts, source):
+    """A verify.Verdict of a filed game, from its kept chain facts, for verify.check_set (its
+    links: the first and last records' only)."""
+    f = facts or {}
+    links = {}
+    if f.get("header_seq") is not None:
+        links[f["header_seq"]] = f.get("first")
+    if f.get("last") is not None:
+        links[f["last"]] = f.get("head")
+    finished = f.get("seq") is not None and f.get("seq") == f.get("end_seq")
+    return verify.Verdict(grade, verify.GRADES.get(grade, verify.EXIT_BROKEN), finished,
+                          f.get("seq"), f.get("last"), f.get("end_seq"),
+                          device, None, game_no, f.get("prev"), f.get("kid"), f.get("key"), [],
+                          [], f.get("first"), f.get("head"), links, source)
 
 
 def result(header, actions, end):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from chalk.errors import ChalkError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # v2: each verdict's chain facts (a v1 archive is upgraded on open)
 _SCHEMA = """
 CREATE TABLE games (
     id          INTEGER PRIMARY KEY,
@@ -40,7 +40,8 @@ CREATE TABLE verdicts (
     finished INTEGER NOT NULL,
     signer   TEXT,
     reasons  TEXT NOT NULL,                   -- JSON list of lines
-    result   TEXT                             -- JSON: winner, scores, sets, abandoned
+    result   TEXT,                            -- JSON: winner, scores, sets, abandoned
+    chain    TEXT                             -- JSON: leaguecheck.chain_facts (NULL in v1)
 );
 CREATE INDEX verdicts_game ON verdicts (game_id, id);
 CREATE TABLE receipts (
@@ -114,7 +115,12 @@ class LeagueDB:
                     if stmt.strip():
                         db.execute(stmt)
                 db.execute("PRAGMA user_version = %d" % SCHEMA_VERSION)
-        elif version != SCHEMA_VERSION or not set(_TABLES) <= tables:
+        elif version == 1 and set(_TABLES) <= tables and not readonly:
+            # v1 kept no chain facts: their column is added, empty (a reverify fills it).
+            with self.transaction() as db:
+                db.execute("ALTER TABLE verdicts ADD COLUMN chain TEXT")
+                db.execute("PRAGMA user_version = %d" % SCHEMA_VERSION)
+        elif version not in (1, SCHEMA_VERSION) or not set(_TABLES) <= tables:
             self.db.close()
             raise ChalkError("%s is not a Chalk league archive (schema v%d)" % (self.path,
                                                                                  version),
@@ -187,13 +193,20 @@ class LeagueDB:
 
     def latest_verdicts(self):
         out = {}
-        for gid, checked, grade, finished, signer, reasons, result in self.q(
-                "SELECT game_id, checked, grade, finished, signer, reasons, result FROM "
-                "verdicts ORDER BY id"):
+        chain = "chain" if self._chained() else "NULL"
+        for gid, checked, grade, finished, signer, reasons, result, facts in self.q(
+                "SELECT game_id, checked, grade, finished, signer, reasons, result, %s FROM "
+                "verdicts ORDER BY id" % chain):
             out[gid] = {"checked": checked, "grade": grade, "finished": bool(finished),
                         "signer": signer, "reasons": _load(reasons, []),
-                        "result": _load(result, None)}
+                        "result": _load(result, None), "chain": _load(facts, None)}
         return out
+
+    def _chained(self):
+        # (a v1 archive opened read-only has no chain column)
+        if not hasattr(self, "_has_chain"):
+            self._has_chain = any(r[1] == "chain" for r in self.q("PRAGMA table_info(verdicts)"))
+        return self._has_chain
 
     def by_sha(self, sha):
         rows = self.q("SELECT id FROM games WHERE sha256 = ?", (sha,))
@@ -252,10 +265,11 @@ class LeagueDB:
 
     def _verdict(self, db, gid, v, now):
         db.execute("INSERT INTO verdicts (game_id, checked, grade, finished, signer, reasons, "
-                   "result) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   "result, chain) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (gid, now, v.grade, int(v.finished), v.signer,
                     json.dumps(v.reasons, ensure_ascii=False),
-                    json.dumps(v.result, ensure_ascii=False) if v.result else None))
+                    json.dumps(v.result, ensure_ascii=False) if v.result else None,
+                    json.dumps(v.chain) if v.chain else None))
 
     def add_verdict(self, gid, verdict):
         with self.transaction() as db:

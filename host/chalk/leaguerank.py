@@ -10,7 +10,8 @@ import io
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from chalk.leaguecheck import AUTHENTIC, WORDS
+from chalk import verify
+from chalk.leaguecheck import AUTHENTIC, COUNTABLE, WORDS, light
 from chalk.leagueconf import norm, parse_time
 
 COUNTED, PENDING, VOIDED, NOT_COUNTED = "counted", "pending", "voided", "not counted"
@@ -84,7 +85,7 @@ def _assess(L, g, disputes):
     def no(why, status=NOT_COUNTED):
         a.status, a.why = status, why
         return a
-    if grade not in ("ok-finished", "legacy"):
+    if grade not in COUNTABLE:
         if grade == "ok-in-progress":
             return no("not finished: the board signed no end (a log cut short?)")
         return no(WORDS.get(grade, "verdict: %s" % grade))
@@ -165,9 +166,12 @@ def _by(L, by):
 # -- the boards' game sequences -----------------------------------------------------------------
 
 def sequences(league, games):
-    """What the boards' game numbers show: [{"kind": missing|forked|chain, "device", "game_no",
-    "text", "games": [ids]}]. Only games the board signed (authentic, finished) take part: a
-    forgery claims nothing."""
+    """What the boards' chains of games show: [{"kind": missing|forked|repeated, "device",
+    "game_no", "text", "games": [ids]}]. Only finished games the board signed take part (a
+    forgery claims nothing). Forks and repeats come from the chain of games each header
+    carries ("prev": the board's game before, verify.check_set): two games with one number or
+    one predecessor, a game that follows another than the one held (a board rewound or
+    cloned). Missing games from the boards' numbering, from the first game that counts."""
     claims = defaultdict(list)
     for g in games:
         v = g["verdict"] or {}
@@ -175,44 +179,38 @@ def sequences(league, games):
                 type(g["game_no"]) is int:
             claims[g["device"]].append(g)
     out = []
-    for device in sorted(set(claims) | set(league.boards)):
-        gs = claims.get(device, [])
+
+    def where(device):
         board = league.boards.get(device)
-        where = ""
-        if board:
-            where = " (%s)" % league.venues.get(board["venue"], {}).get("name", board["venue"])
-        by_no = defaultdict(list)
-        for g in gs:
-            by_no[g["game_no"]].append(g)
-        for no, same in sorted(by_no.items()):
-            heads = {g["end_head"] for g in same}
-            if len(heads) > 1:
-                out.append({"kind": "forked", "device": device, "game_no": no,
-                            "games": [g["id"] for g in same],
-                            "text": "board %s%s: %d different games claim game #%d (a board "
-                            "rewound or cloned): games %s" % (
-                                device, where, len(heads), no,
-                                ", ".join(str(g["id"]) for g in same))})
-        if board is None or not by_no:
+        if not board:
+            return ""
+        return " (%s)" % league.venues.get(board["venue"], {}).get("name", board["venue"])
+
+    lights = [light(g["verdict"]["grade"], d, g["game_no"], g["verdict"]["chain"],
+                    "game %d" % g["id"])
+              for d, gs in claims.items() for g in gs if g["verdict"].get("chain")]
+    for p in verify.check_set(lights):
+        if p.kind == "missing":
+            continue  # below, from the first game of the board that counts
+        text = p.text
+        lead = "board %s: " % p.device
+        if text.startswith(lead):
+            text = "board %s%s: %s" % (p.device, where(p.device), text[len(lead):])
+        out.append({"kind": "forked" if p.kind == "fork" else p.kind, "device": p.device,
+                    "game_no": p.game_no, "text": text,
+                    "games": [g["id"] for g in claims[p.device] if g["game_no"] == p.game_no]})
+    for device in sorted(claims):
+        board = league.boards.get(device)
+        nos = {g["game_no"] for g in claims[device]}
+        if board is None or not nos:
             continue
-        first = board["from_game"]
-        top = max(by_no)
-        missing = [n for n in range(first, top) if n not in by_no]
+        missing = [n for n in range(board["from_game"], max(nos)) if n not in nos]
         for run in _runs(missing):
             text = "#%d" % run[0] if len(run) == 1 else "#%d-#%d" % (run[0], run[-1])
             out.append({"kind": "missing", "device": device, "game_no": run[0],
                         "games": [], "text": "board %s%s: game%s %s not received, though a "
                         "later game of that board was: hidden, or not sent yet" % (
-                            device, where, "" if len(run) == 1 else "s", text)})
-        for no in sorted(by_no):
-            prev = by_no.get(no - 1)
-            for g in by_no[no]:
-                if g["predecessor"] and prev and all(p["end_head"] != g["predecessor"]
-                                                     for p in prev):
-                    out.append({"kind": "chain", "device": device, "game_no": no,
-                                "games": [g["id"]], "text": "board %s%s: game #%d does not "
-                                "follow on from the game #%d the league holds" % (
-                                    device, where, no, no - 1)})
+                            device, where(device), "" if len(run) == 1 else "s", text)})
     return out
 
 

@@ -293,13 +293,32 @@ def _game_json(league, a):
 
 
 def _actions(log, a):
-    """The game's actions in words (from the records, with the players' names)."""
+    """The game's actions in words: its rules replay the log and its game's words say each
+    action from the states before and after it, with the players' names (as the scoresheet
+    does); a log the rules cannot replay has each line said plainly."""
+    from chalk import sheet
     from chalk.mqtt import describe
+    from scoreboard import matchlog
+    from scoreboard.rules import RuleError
 
-    out = []
     if not log:
-        return out
-    names = [" & ".join(s) for s in a.sides] or []
+        return []
+    read = matchlog.read(log.split("\n"))
+    if read.header is not None and not read.problems:
+        try:
+            rules = matchlog.new_game(read.header)
+            before = rules.state()
+            steps = []
+            for n, rec in read.actions:
+                after = rules.apply(matchlog.strip_meta(rec))
+                steps.append((n, rec, before, after))
+                before = after
+            words = sheet.said(read.header, steps)
+            return [(rec.get("seq"), w or describe(rec, [])) for (_n, rec, _b, _a), w
+                    in zip(steps, words)]
+        except (matchlog.LineError, RuleError, KeyError, TypeError, ValueError):
+            pass
+    out = []
     for line in log.split("\n")[1:]:
         if not line.strip():
             continue
@@ -309,5 +328,5 @@ def _actions(log, a):
             out.append(("?", "an unreadable line"))
             continue
         if isinstance(rec, dict):
-            out.append((rec.get("seq"), describe(rec, names)))
+            out.append((rec.get("seq"), describe(rec, [])))
     return out

@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 
-from chalk import mqtt_discovery, mqttconf, views
+from chalk import games, mqtt_discovery, mqttconf, views
 from chalk.errors import ChalkError
 from chalk.mqttconf import venue_topic
 
@@ -151,31 +151,23 @@ def add_options(p):
 
 # -- words ------------------------------------------------------------------------------------
 
-def describe(rec, names):
-    """An action in words, when the view has none: the player's or side's name, the kind, the
-    rest of the record's keys ("Ann: shot, pins 12C, carom 3, fouls miss")."""
+def describe(rec, names, game=None, before=None, after=None, config=None):
+    """An action in words, when the view has none: the game's own words for it (chalk.games,
+    from the state before it, None when not known, and the state after it), or, for a game
+    the host does not know or a record it cannot say, only the kind of action and its seq."""
     if not isinstance(rec, dict):
         return ""
-    who = None
-    for k in ("player", "side", "bidder"):
-        v = rec.get(k)
-        if type(v) is int:
-            who = names[v] if 0 <= v < len(names) else "%s %d" % (k, v + 1)
-            break
-    kind = str(rec.get("a", "")).replace("_", " ")
+    if game is not None and type(after) is dict:
+        g = games.get(game)
+        text, _fouls = views.describe(g, rec, before if type(before) is dict else None, after,
+                                      names, config if type(config) is dict else {})
+        if text:
+            return text
+    kind = str(rec.get("a", "")).replace("_", " ") or "an action"
     if kind == "undo":
         return "the last action was taken back (undo)"
-    bits = []
-    for k, v in rec.items():
-        if k in ("seq", "t", "a", "player", "side", "bidder", "link"):
-            continue
-        if v in (None, "", [], 0) and k != "n":
-            continue
-        if type(v) is list:
-            v = " ".join(str(x) for x in v)
-        bits.append("%s %s" % (k.replace("_", " "), v))
-    text = kind + (", " + ", ".join(bits) if bits else "")
-    return "%s: %s" % (who, text) if who else text
+    seq = rec.get("seq")
+    return "%s (action %d of the board)" % (kind, seq) if type(seq) is int else kind
 
 
 def state_payload(venue, v):
@@ -228,6 +220,9 @@ class _Table:
         self.seen = None  # the highest seq a view showed
         self.names = []
         self.game_no_rec = None  # the game number of the last header record seen
+        self.game = None  # the game id and config of that header: the words of its actions
+        self.config = {}
+        self.after = None  # the state after the last action published (None: not known)
         self.sides = 2
 
 
@@ -356,6 +351,9 @@ class Publisher:
                 elif p.get("type") == "H" and isinstance(p.get("header"), dict):
                     h = p["header"]
                     t.game_no_rec = h.get("game_no")
+                    t.game = h.get("game") if type(h.get("game")) is str else None
+                    t.config = h.get("config") if type(h.get("config")) is dict else {}
+                    t.after = None
                     if type(h.get("players")) is list:
                         t.names = views.side_names(h["players"], max(2, len(t.names)))
                 elif p.get("type") != "H" and self.settings.actions:
@@ -440,8 +438,10 @@ class Publisher:
                 del t.pending[seq]
                 body = {"v": SCHEMA, "venue": s.venue, "table": name,
                         "game_no": game_no if game_no is not None else t.game_no,
-                        "seq": seq, "words": t.words.get(seq) or describe(rec, t.names),
+                        "seq": seq, "words": t.words.get(seq) or describe(
+                            rec, t.names, t.game, t.after, state, t.config),
                         "record": rec, "state": state}
+                t.after = state
                 base = venue_topic(s.venue, "table", mqttconf.level(name))
                 if self.conn.publish(base + "/action", _dumps(body), qos=0):
                     self.counts["actions"] += 1

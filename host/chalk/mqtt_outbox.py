@@ -18,6 +18,9 @@ from chalk.errors import ChalkError
 from chalk.store import now_iso
 
 MAX_NOTE = 500
+# A finished game waits this long for the board's signature of its end (it comes a moment
+# after the end record, or when the board is plugged in again) before it is sent without it.
+SIGN_WAIT_S = 3600
 
 
 def sha256(text):
@@ -37,7 +40,8 @@ class Outbox:
 
     # -- filling -----------------------------------------------------------------------------
     def fill(self):
-        """Queue every finished game not queued yet; returns [(outbox id, game row)]."""
+        """Queue every finished game not queued yet whose end the board has signed (or that
+        waited SIGN_WAIT_S for it); returns [(outbox id, game row, problem)]."""
         from chalk import export
 
         rows = self._q("SELECT g.id FROM games g WHERE g.end_seq IS NOT NULL AND NOT EXISTS "
@@ -46,6 +50,8 @@ class Outbox:
         out = []
         for (gid,) in rows:
             game = self.archive.game(gid)
+            if not self._signed_or_late(game):
+                continue  # the board signs its end a moment later: the log goes with it
             problem = payload = digest = None
             try:
                 payload = export.jsonl(self.archive, game)
@@ -59,6 +65,29 @@ class Outbox:
                 if cur.rowcount:
                     out.append((cur.lastrowid, game, problem))
         return out
+
+    def _signed_or_late(self, game, now=None):
+        """True when a finished game's log is whole for the league: its end signed by the board
+        (its `sig` frame, or an end record that carries its signature, as older firmware's
+        did), or from firmware that signs nothing (no "prev" in its header), or its end was
+        archived SIGN_WAIT_S ago with no signature (a board that cannot sign: sent as it is,
+        and the league does not count it)."""
+        h = game["header"] if isinstance(game["header"], dict) else {}
+        end = game["end"] if isinstance(game["end"], dict) else {}
+        if "prev" not in h or "sig" in end:
+            return True
+        signed = self.archive.head(game["id"])
+        if signed is not None and type(signed.get("seq")) is int and \
+                signed["seq"] >= game["end_seq"]:
+            return True
+        from datetime import datetime, timezone
+
+        try:
+            ended = datetime.strptime(game["finished"], "%Y-%m-%dT%H:%M:%SZ").replace(
+                tzinfo=timezone.utc).timestamp()
+        except (TypeError, ValueError):
+            return True
+        return (time.time() if now is None else now) - ended >= SIGN_WAIT_S
 
     def add_dispute(self, game_id, note, venue, token=None):
         """Queue a dispute of an archived, finished game (its id in this archive)."""

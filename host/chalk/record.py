@@ -12,7 +12,7 @@ import time
 from chalk import remote
 from chalk.errors import ChalkError
 from scoreboard.hal import ticks_diff
-from scoreboard.hal.sim import format_record
+from scoreboard.hal.simtrace import format_record
 
 
 def _peg_names(pegs):

@@ -48,9 +48,12 @@ EXIT_IN_PROGRESS = 5
 EXIT_LEGACY = 6
 EXIT_SEQUENCE = 7
 
-GRADES = {"finished": EXIT_OK, "in_progress": EXIT_IN_PROGRESS, "legacy": EXIT_LEGACY,
-          "unsigned": EXIT_UNSIGNED, "unknown_key": EXIT_UNKNOWN_KEY,
+# A game's grade, by name (the names `chalk verify`'s library, the league's records and pages
+# and a venue's MQTT messages all use), and its exit code.
+GRADES = {"ok-finished": EXIT_OK, "ok-in-progress": EXIT_IN_PROGRESS, "legacy": EXIT_LEGACY,
+          "unsigned": EXIT_UNSIGNED, "unknown-key": EXIT_UNKNOWN_KEY,
           "unreadable": EXIT_UNREADABLE, "broken": EXIT_BROKEN}
+AUTHENTIC = ("ok-finished", "ok-in-progress", "legacy")  # grades whose signature holds
 # Worst first: the exit code of several games is that of the worst.
 _WORST = (EXIT_BROKEN, EXIT_SEQUENCE, EXIT_UNREADABLE, EXIT_UNKNOWN_KEY, EXIT_UNSIGNED,
           EXIT_LEGACY, EXIT_IN_PROGRESS, EXIT_OK)
@@ -73,15 +76,15 @@ UNCOVERED), the seq of the record (None for the game as a whole), where it is ("
 
 Verdict = namedtuple("Verdict", "grade code finished seq last end_seq device game game_no prev "
                      "kid key reasons problems first head links source")
-Verdict.__doc__ = """What one game is worth to a league. grade: finished, in_progress, legacy,
-unsigned, unknown_key, unreadable or broken; code: its exit code; finished: the board's
-signature covers the end record; seq: the seq the signature covers up to (None: none holds);
-last: the last record's seq; end_seq: the end record's seq, if the records have one; device,
-game (its id), game_no, prev (the header's {"game_no", "seq", "link"} of the board's game
-before, or None): as the header says them; kid: the key that signed, key: its kind ("board"
-or "legacy"); reasons: one line per problem; problems: the Problem list; first, head: the
-links (hex) of the first and last records, links: {seq: link hex}; source: the file or
-archived game id."""
+Verdict.__doc__ = """What one game is worth to a league. grade: ok-finished, ok-in-progress,
+legacy, unsigned, unknown-key, unreadable or broken (GRADES); code: its exit code; finished: the
+board's signature covers the end record; seq: the seq the signature covers up to (None: none
+holds); last: the last record's seq; end_seq: the end record's seq, if the records have one;
+device, game (its id), game_no, prev (the header's {"game_no", "seq", "link"} of the board's
+game before, or None): as the header says them; kid: the key that signed, key: its kind ("board"
+or "legacy"); reasons: one line per problem; problems: the Problem list; first, head: the links
+(hex) of the first and last records, links: {seq: link hex}; source: the file or archived game
+id."""
 
 Result = namedtuple("Result", "game actions compared differences problems signer verdict")
 Result.__doc__ = """One archived game checked. game: the games() row; actions: how many;
@@ -396,15 +399,15 @@ def verdict(c, problems, info, source=None, differences=()):
     if differences or kinds & set(BROKEN):
         grade = "broken"
     elif UNKNOWN_KEY in kinds:
-        grade = "unknown_key"
+        grade = "unknown-key"
     elif UNSIGNED in kinds:
         grade = "unsigned"
     elif info["key"] == "legacy":
         grade = "legacy"
     elif finished:
-        grade = "finished"
+        grade = "ok-finished"
     else:
-        grade = "in_progress"
+        grade = "ok-in-progress"
     links = {s: _hex(v) for s, v in info.get("links", {}).items()}
     last = info.get("last", c.header_seq)
     prev = c.header.get("prev")
@@ -717,7 +720,7 @@ def check_set(verdicts):
     out = []
     boards = {}
     for v in verdicts:
-        if v.grade in ("finished", "in_progress", "legacy") and v.device and \
+        if v.grade in AUTHENTIC and v.device and \
                 v.game_no is not None:
             boards.setdefault(v.device, []).append(v)
     for device in sorted(boards):
@@ -725,13 +728,11 @@ def check_set(verdicts):
         by_no = {}
         for v in vs:
             by_no.setdefault(v.game_no, []).append(v)
-        games = {}  # (game_no, first link) -> the verdicts of that one game
+        games = {}  # (game_no, i) -> the verdicts of that one game
         for no in sorted(by_no):
-            same = {}
-            for v in by_no[no]:
-                same.setdefault(v.first, []).append(v)
-            for first, copies in same.items():
-                games[(no, first)] = copies
+            same = _one_game(by_no[no])
+            for i, copies in enumerate(same):
+                games[(no, i)] = copies
                 if len(copies) > 1:
                     out.append(SetProblem(device, "repeated", no, "board %s: game %d is given "
                                           "%d times (%s)" % (device, no, len(copies), ", ".join(
@@ -740,7 +741,7 @@ def check_set(verdicts):
                 out.append(SetProblem(device, "fork", no, "board %s: %d different games are "
                                       "numbered %d (%s): the board was rewound or cloned" % (
                                           device, len(same), no, ", ".join(
-                                              str(c[0].source) for c in same.values()))))
+                                              str(c[0].source) for c in same))))
         nos = sorted(by_no)
         for a, b in zip(nos, nos[1:]):
             if b > a + 1:
@@ -787,6 +788,37 @@ def check_set(verdicts):
     return out
 
 
+def _one_game(vs):
+    """The verdicts of one board's game number, grouped by the game each is: copies of one game
+    share their first link, and each one's last link is the others' link at that seq (two logs
+    of one game, one exported under way and one finished, agree where both go). Two games with
+    one header (a board rewound, replaying with the same players and no clock) differ there."""
+    groups = []
+    for v in vs:
+        for g in groups:
+            if _same_game(g[0], v):
+                g.append(v)
+                break
+        else:
+            groups.append([v])
+    return groups
+
+
+def _same_game(a, b):
+    if a.first != b.first:
+        return False
+    if a.last is None or b.last is None:
+        return True
+    short, long_ = (a, b) if a.last <= b.last else (b, a)
+    if short.last == long_.last:
+        return short.head == long_.head
+    link = long_.links.get(short.last)
+    if link is not None:
+        return link == short.head
+    # Only the ends are known (kept verdicts): two games that both ended at other seqs differ.
+    return short.end_seq is None
+
+
 def set_code(verdicts, set_problems=()):
     """The exit code of a set: its worst game's, or EXIT_SEQUENCE when its chains of games do
     not hold together and no game is broken."""
@@ -806,14 +838,14 @@ def _short(v):
 
 def grade_text(v):
     """The verdict in words, for a league secretary."""
-    if v.grade == "finished":
+    if v.grade == "ok-finished":
         return "FINISHED: signed at its end (seq %d) by board key %s" % (v.seq, v.kid)
-    if v.grade == "in_progress":
+    if v.grade == "ok-in-progress":
         return "IN PROGRESS: signed up to seq %d by board key %s, not finished" % (v.seq, v.kid)
     if v.grade == "legacy":
         return "LEGACY: signed by legacy key %s (the pub holds this key)%s" % (
             v.kid, ", finished" if v.finished else ", in progress, signed up to seq %d" % v.seq)
-    return {"broken": "BROKEN", "unsigned": "NOT SIGNED", "unknown_key": "UNKNOWN KEY",
+    return {"broken": "BROKEN", "unsigned": "NOT SIGNED", "unknown-key": "UNKNOWN KEY",
             "unreadable": "UNREADABLE"}[v.grade]
 
 

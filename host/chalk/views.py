@@ -73,6 +73,24 @@ def describe(g, rec, before, after, names, config, undid=None):
         return "", []
 
 
+def gauge_words(g, short=False):
+    """The board's heap and time gauge (state and service replies: mem_free, mem_block, gap_ms,
+    step_ms, docs/serial-protocol.md) in words, or "" for a board that does not report it.
+    `short`: in one line of a phone's small print (the table's page)."""
+    if not isinstance(g, dict) or type(g.get("mem_free")) is not int:
+        return ""
+    words = (("board: %d KB free", " (block %d KB)", ", scan gap %d ms", ", step %d ms")
+             if short else ("board: %d KB of heap free", " (largest block %d KB)",
+                            ", longest gap between scans %d ms", ", longest step %d ms"))
+    text = words[0] % (g["mem_free"] // 1024)
+    if type(g.get("mem_block")) is int:
+        text += words[1] % (g["mem_block"] // 1024)
+    for key, form in (("gap_ms", words[2]), ("step_ms", words[3])):
+        if type(g.get(key)) is int:
+            text += form % g[key]
+    return text
+
+
 def words(status, page=False):
     """The status in words: last (the latest action), last_fouls, note (what is being entered
     now, or ""), notices (for staff: what to do) and warnings. `page`: names wrapped in bidi
@@ -118,7 +136,8 @@ def view(status, table=None, scoring=True, why=None):
            "game_name": g.game_name(config) if game else "", "race": g.race(config) if config
            else "", "scoring": bool(scoring), "why": why or "", "rows": [], "headline": "",
            "unit": "", "on_move": "", "last": "", "last_fouls": [], "note": "", "notices": [],
-           "warnings": [], "seq": status.get("last_seq"), "winner": None, "kind": "generic"}
+           "warnings": [], "seq": status.get("last_seq"), "winner": None, "kind": "generic",
+           "gauge": gauge_words(status, short=True)}
     out.update(words(status, page=True))
     screen = status.get("screen") or []
     if scoring and screen and str(screen[0]).startswith("SERVICE"):

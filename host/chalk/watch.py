@@ -79,18 +79,9 @@ def render(status, port=None):
 
 
 def gauge_line(g):
-    """The board's heap and time gauge (state and service replies: mem_free, mem_block, gap_ms,
-    step_ms) in words; None for a board that does not report it."""
-    if not isinstance(g, dict) or not isinstance(g.get("mem_free"), int):
-        return None
-    text = "board: %d KB of heap free" % (g["mem_free"] // 1024)
-    if isinstance(g.get("mem_block"), int):
-        text += " (largest block %d KB)" % (g["mem_block"] // 1024)
-    if isinstance(g.get("gap_ms"), int):
-        text += ", longest gap between scans %d ms" % g["gap_ms"]
-    if isinstance(g.get("step_ms"), int):
-        text += ", longest step %d ms" % g["step_ms"]
-    return text
+    """The board's heap and time gauge in words (views.gauge_words); None for a board that
+    does not report it."""
+    return views.gauge_words(g) or None
 
 
 def one_line(status):

@@ -6,7 +6,13 @@
 
 from .keyentry import KeyEntry
 
-_TRUMP = 0
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
+_TRUMP = const(0)
 
 
 class Referee(KeyEntry):

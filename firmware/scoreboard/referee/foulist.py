@@ -8,7 +8,13 @@
 
 from ..sense import LONG, PRESS
 
-_ROWS = 6  # codes shown at once, around the cursor
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
+_ROWS = const(6)  # codes shown at once, around the cursor
 
 
 class FoulList:

@@ -16,9 +16,15 @@ from ..rules import RuleError
 from ..sense import KEY
 from . import BaseReferee
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 _ENTER = 0
-_REVIEW = 1  # every field entered: the action is shown, # submits it
-_UNDO = 2  # D pressed: # undoes the latest action
+_REVIEW = const(1)  # every field entered: the action is shown, # submits it
+_UNDO = const(2)  # D pressed: # undoes the latest action
 _FINISH = 3  # a game-specific confirm (tally: C = finish)
 
 GAMES = ("texas-42", "domino-bingo", "tally")  # every game a scorepad plays

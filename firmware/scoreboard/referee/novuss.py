@@ -15,10 +15,16 @@ from ..sense.pockets import BALL, BLACK, RED, STRIKER
 from . import BaseReferee
 from .foulist import FoulList
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 # The order of the foul list: the common ones first.
 FOULS = ("opp_first", "no_own_touch", "striker_pocketed", "own_off", "direct_in_zone",
          "striker_off", "opp_off", "zone_ricochet")
-_MAX = 8  # NV-1: pucks a side
+_MAX = const(8)  # NV-1: pucks a side
 
 
 class Referee(BaseReferee):

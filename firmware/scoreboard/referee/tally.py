@@ -6,8 +6,14 @@
 
 from .keyentry import _ENTER, _FINISH, KeyEntry
 
-_PLAYER = 0
-_COUNT = 1
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
+_PLAYER = const(0)
+_COUNT = const(1)
 
 
 class Referee(KeyEntry):

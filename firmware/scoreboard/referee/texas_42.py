@@ -7,9 +7,15 @@
 from ..rules.texas_42 import MARKS
 from .keyentry import KeyEntry
 
-_SIDE = 0
-_BID = 1
-_TOOK = 2
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
+_SIDE = const(0)
+_BID = const(1)
+_TOOK = const(2)
 _LABELS = ("side", "bid", "took")
 
 class Referee(KeyEntry):

@@ -5,12 +5,20 @@ from .base import ConfigError, Game, RuleError  # noqa: F401
 
 
 def _game_id(game):
-    """Letters, digits and "-" ("texas-42"), starting with a letter: a module name once each
-    "-" is "_"."""
-    if type(game) is not str or not game or not game[0].isalpha():
+    """ASCII letters, digits and "-" ("texas-42"), starting with a letter: a module name once
+    each "-" is "_"."""
+    if type(game) is not str or not game:
         return False
-    for ch in game:
-        if not (ch.isalpha() or ch.isdigit() or ch == "-"):
+    # Over the bytes: a str's characters taken out one by one are interned on MicroPython, and
+    # a host may send any text as a game id.
+    try:
+        b = game.encode()
+    except UnicodeError:  # a lone surrogate (CPython)
+        return False
+    if not (65 <= b[0] <= 90 or 97 <= b[0] <= 122):
+        return False
+    for c in b:
+        if not (65 <= c <= 90 or 97 <= c <= 122 or 48 <= c <= 57 or c == 45):
             return False
     return True
 
@@ -21,11 +29,35 @@ def game_module(package, game, missing):
     if not _game_id(game):
         raise ConfigError("game must be a game id such as \"five-pins\", not %r" % (game,))
     name = game.replace("-", "_")
+    if not _present(package, name):
+        raise ConfigError((missing + ": no module scoreboard/%s/%s.py")
+                          % (game, package, name))
     try:
         return __import__("scoreboard.%s.%s" % (package, name), None, None, (name,))
     except ImportError:
         raise ConfigError((missing + ": no module scoreboard/%s/%s.py")
                           % (game, package, name))
+
+
+def _present(package, name):
+    """False when the package's folder holds no module `name`, looked for without importing:
+    on MicroPython an import, even one that fails, interns its names for good, and a host may
+    send any game id. A package with no folder to look in (CPython's, frozen code) is asked by
+    importing."""
+    import sys
+
+    path = getattr(sys.modules.get("scoreboard." + package), "__path__", None)
+    if type(path) is not str or path.startswith(".frozen"):
+        return True
+    import os
+
+    for ext in (".mpy", ".py"):
+        try:
+            os.stat(path + "/" + name + ext)
+            return True
+        except OSError:
+            pass
+    return False
 
 
 def rules_for(game):

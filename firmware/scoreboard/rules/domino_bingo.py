@@ -22,18 +22,24 @@
 
 from .base import Game, RuleError, check_keys, config_value
 
-_BIG0 = 0  # + player
-_HANDS = 2
-_WINNER = 3  # -1 while the game is on
-_LAST = 4  # + player: big points earned in the latest hand, bonus included (display only)
-_SIZE = 6
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
+_BIG0 = const(0)  # + player
+_HANDS = const(2)
+_WINNER = const(3)  # -1 while the game is on
+_LAST = const(4)  # + player: big points earned in the latest hand, bonus included (display only)
+_SIZE = const(6)
 
 # DB-6: the points in play by trump suit (0 = blanks .. 6 = sixes).
 TOTALS = (143, 135, 138, 131, 134, 147, 140)
 BONUS_AT = 70  # a hand's points + declarations reaching 70 earn one big point (interpretation)
 DECLARED_MAX = 10230  # declared in one hand, per player (see Encoding above)
 BIG_MAX = 255  # big points earned in one hand, per player
-_HIGH = 27  # the high fields' first bit
+_HIGH = const(27)  # the high fields' first bit
 
 
 def declaration_ok(d):

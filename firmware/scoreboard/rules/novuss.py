@@ -8,25 +8,31 @@
 
 from .base import ConfigError, Game, RuleError, check_keys, clip, config_value
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 # State: a flat list of ints; -1 stands for "nobody".
-_LEFT0 = 0  # pucks of side s still on the table (_LEFT0 + s)
-_LEFT1 = 1
-_DEBT0 = 2  # penalty pucks side s owes (_DEBT0 + s), NV-7
-_DEBT1 = 3
-_NEXT = 4  # side on move; -1 before the start and once the game is won
-_WINNER = 5  # -1 while the game is on
-_SIZE = 6
+_LEFT0 = const(0)  # pucks of side s still on the table (_LEFT0 + s)
+_LEFT1 = const(1)
+_DEBT0 = const(2)  # penalty pucks side s owes (_DEBT0 + s), NV-7
+_DEBT1 = const(3)
+_NEXT = const(4)  # side on move; -1 before the start and once the game is won
+_WINNER = const(5)  # -1 while the game is on
+_SIZE = const(6)
 
 # Encoded action, one int (< 2**19, a small int on any port):
 #   bit 0 kind (0 start, 1 shot) | bit 1 side | bits 2-5 own | bits 6-9 opp |
 #   bits 10-17 fouls, bit i = FOULS[i]
 FOULS = ("no_own_touch", "striker_pocketed", "striker_off", "direct_in_zone", "opp_off",
          "zone_ricochet", "opp_first", "own_off")
-_PENALTY_FOULS = 7  # the first seven cost a penalty puck each (NV-7)
-_DIRECT_IN_ZONE = 8  # FOULS[3]
-_OWN_OFF = 128  # FOULS[7]: passes the turn, no penalty (NV-6)
-_FOUL_SHIFT = 10
-_MAX_PUCKS = 8  # NV-1: 8 pucks a side
+_PENALTY_FOULS = const(7)  # the first seven cost a penalty puck each (NV-7)
+_DIRECT_IN_ZONE = const(8)  # FOULS[3]
+_OWN_OFF = const(128)  # FOULS[7]: passes the turn, no penalty (NV-6)
+_FOUL_SHIFT = const(10)
+_MAX_PUCKS = const(8)  # NV-1: 8 pucks a side
 
 
 def penalties(fouls):

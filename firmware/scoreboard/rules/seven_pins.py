@@ -11,29 +11,35 @@
 
 from .base import ConfigError, Game, RuleError, check_keys, config_value
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 # State: a flat list of ints; -1 stands for "nobody".
-_TOTAL0 = 0  # totals still to write off (_TOTAL0 + player)
-_TOTAL1 = 1
-_NEXT = 2  # player on move; -1 before the break and once the game is won
-_WINNER = 3  # -1 while the game is on
-_LAST = 4  # display only: how the latest shot moved its shooter's total (+ adds, - writes off)
-_SIZE = 5
+_TOTAL0 = const(0)  # totals still to write off (_TOTAL0 + player)
+_TOTAL1 = const(1)
+_NEXT = const(2)  # player on move; -1 before the break and once the game is won
+_WINNER = const(3)  # -1 while the game is on
+_LAST = const(4)  # display only: how the latest shot moved its shooter's total (+ adds, - off)
+_SIZE = const(5)
 
 # Encoded action, one int (< 2**18, a small int on any port):
 #   bit 0 kind (0 break, 1 shot) | bit 1 player | bits 2-8 pins, bit i = PINS[i] |
 #   bits 9-10 pocketed | bit 11 carom | bit 12 called | bits 13-17 fouls, bit i = FOULS[i]
 PINS = ("K", "S1", "S2", "S3", "S4", "M1", "M3")
-_K = 1
+_K = const(1)
 _SMALL = 2 | 4 | 8 | 16
 _CENTRAL = _K | _SMALL
-_ALL = 127
+_ALL = const(127)
 FOULS = ("cue_pins", "off_table", "miss", "cue_pocketed", "no_cushion")
-_CUE_PINS = 1
-_OFF_TABLE = 2
+_CUE_PINS = const(1)
+_OFF_TABLE = const(2)
 _PENALTY = _CUE_PINS | _OFF_TABLE  # SP-8, SP-13: the shot's sum is added, not written off
-_MISS = 4
-_CUE_POCKETED = 8
-_FOUL_SHIFT = 13
+_MISS = const(4)
+_CUE_POCKETED = const(8)
+_FOUL_SHIFT = const(13)
 
 
 def pin_points(mask):

@@ -5,26 +5,32 @@
 
 from .base import Game, RuleError, check_keys, config_value
 
-_BEDS = 0  # side s, bed b (0-based) at _BEDS + 9 * s + b; each 0..3 (SH-2)
-_NEXT = 18  # side on move; -1 before the start (SH-5)
-_TURNS = 19  # every turn action, void and out-of-turn ones included
-_SKIP = 20  # + side: 1 = that side misses its next turn (SH-18)
-_WINNER = 22  # -1 while the game is on (SH-7)
-_PARTNER = 23  # + side: partner (0/1) who shoots that side's next turn (SH-4)
-_CLAIMER = 25  # side that may claim the preceding turn's overflows; -1 = none (SH-15)
-_PENDING = 26  # + bed: overflows of the latest turn (claimable with overflow="claim")
-_SIZE = 35
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 
-_NEEDED = 3  # scores per bed (SH-7, SH-14)
-_TARGET = 27  # 3 scores in each of the nine beds (SH-7)
-_COINS = 5  # coins per player and turn (SH-3, SH-6)
+_BEDS = const(0)  # side s, bed b (0-based) at _BEDS + 9 * s + b; each 0..3 (SH-2)
+_NEXT = const(18)  # side on move; -1 before the start (SH-5)
+_TURNS = const(19)  # every turn action, void and out-of-turn ones included
+_SKIP = const(20)  # + side: 1 = that side misses its next turn (SH-18)
+_WINNER = const(22)  # -1 while the game is on (SH-7)
+_PARTNER = const(23)  # + side: partner (0/1) who shoots that side's next turn (SH-4)
+_CLAIMER = const(25)  # side that may claim the preceding turn's overflows; -1 = none (SH-15)
+_PENDING = const(26)  # + bed: overflows of the latest turn (claimable with overflow="claim")
+_SIZE = const(35)
+
+_NEEDED = const(3)  # scores per bed (SH-7, SH-14)
+_TARGET = const(27)  # 3 scores in each of the nine beds (SH-7)
+_COINS = const(5)  # coins per player and turn (SH-3, SH-6)
 
 # Action code: bits 0-1 kind, bit 2 side, bits 3-4 void (index into _VOIDS), bits 5+ the beds of a
 # turn as base-6 digits (bed 1 lowest) or the bed of a claim. At most 5 coins keeps a turn below
 # 5 * 6**8 << 5 < 2**29: a small int even on 32-bit ports (31-bit signed), never a heap long.
-_START = 0
-_TURN = 1
-_CLAIM = 2
+_START = const(0)
+_TURN = const(1)
+_CLAIM = const(2)
 _KINDS = ("start", "turn", "claim")
 _VOIDS = (None, "touched", "removed")  # SH-17
 _DOWN = (8, 7, 6, 5, 4, 3, 2, 1, 0)  # beds, last first: packing as base-6 digits

@@ -6,10 +6,16 @@
 
 from .base import ConfigError, Game, RuleError, check_keys, clip, config_value
 
-_WINNER = 0  # -1 while the game is on, -2 a draw (TL-4)
-_FINISHED = 1  # 1 once `finish` ended the game
-_COUNT0 = 2  # + player
-_DRAW = -2
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
+_WINNER = const(0)  # -1 while the game is on, -2 a draw (TL-4)
+_FINISHED = const(1)  # 1 once `finish` ended the game
+_COUNT0 = const(2)  # + player
+_DRAW = const(-2)
 
 KINDS = ("caps", "backgammon", "parcheesi", "custom")
 MAX_PLAYERS = 9

@@ -7,11 +7,17 @@
 
 from .base import Game, RuleError, check_keys, config_value
 
-_SCORE0 = 0  # + side
-_HANDS = 2
-_WINNER = 3  # -1 while the game is on
-_LAST = 4  # + side: what each side scored in the latest hand (display only)
-_SIZE = 6
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
+_SCORE0 = const(0)  # + side
+_HANDS = const(2)
+_WINNER = const(3)  # -1 while the game is on
+_LAST = const(4)  # + side: what each side scored in the latest hand (display only)
+_SIZE = const(6)
 
 HAND_POINTS = 42  # T42-3: 35 in count dominoes + 7 tricks
 BIDS = tuple(range(30, 43)) + (84, 168)  # T42-2

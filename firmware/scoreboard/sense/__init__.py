@@ -23,9 +23,20 @@ from .events import (
     kind_name,
 )
 from .health import LineHealth
-from .keypad import Keypad
-from .pegs import PegGrid, hole_bit, peg_id, peg_where
-from .tilt import CLOSING, PIN_NAMES, TiltLatch, pins_text
+
+# The tilt latch, the peg grid and the keypad are loaded by the boards that have them (the
+# app imports sense.tilt, sense.pegs, sense.keypad): a board holds in RAM the code, and the
+# names, of what it senses only. Their names here are found when first asked for.
+_LAZY = {"Keypad": "keypad", "PegGrid": "pegs", "hole_bit": "pegs", "peg_id": "pegs",
+         "peg_where": "pegs", "CLOSING": "tilt", "PIN_NAMES": "tilt", "TiltLatch": "tilt",
+         "pins_text": "tilt"}
+
+
+def __getattr__(name):
+    part = _LAZY.get(name)
+    if part is None:
+        raise AttributeError(name)
+    return getattr(__import__("scoreboard.sense." + part, None, None, [name]), name)
 
 __all__ = [
     "Buttons",

@@ -34,15 +34,9 @@ def _assessed(args):
 
 def _out(args, text):
     if getattr(args, "output", None) and args.output != "-":
-        from pathlib import Path
+        from chalk import atomic
 
-        p = Path(args.output)
-        tmp = p.with_name(p.name + ".part")
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(p)
-        except OSError as e:
-            raise ChalkError("cannot write %s: %s" % (p, e.strerror or e))
+        p = atomic.write_file(args.output, text)  # whole or not at all
         print("written to %s" % p)
     else:
         sys.stdout.write(text)
@@ -109,11 +103,10 @@ def _token_file(db_path):
             return tok
     except OSError:
         pass
+    from chalk import atomic
+
     tok = secrets.token_urlsafe(24)
-    fd = os.open(path + ".part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(tok + "\n")
-    os.replace(path + ".part", path)
+    atomic.write_file(path, tok + "\n", mode=0o600)
     return tok
 
 
@@ -146,7 +139,9 @@ def check(args):
     if missing:
         raise ChalkError("no key in %s for board%s %s: its games will be 'unknown key'" % (
             league.keys, "" if len(missing) == 1 else "s", ", ".join(missing)),
-            "enrol each board: chalk league enrol DEVICE --venue ID --key-file FILE")
+            "enrol each board over USB (chalk league enrol --port PORT --venue ID), or from "
+            "a key file the league signed (chalk league enrol DEVICE --venue ID --key-file "
+            "FILE)")
     print("ok")
     return 0
 
@@ -200,14 +195,14 @@ def matches(args):
 
 
 def reports(args):
-    from chalk import leaguerank
+    from chalk import leaguecheck, leaguerank
     from chalk.text import printable
 
     league, games, assessed, reps = _assessed(args)
     lines = [s["text"] for s in leaguerank.sequences(league, games)]
     lines += ["%s: %s" % (r["kind"], r["text"]) for r in reps]
     lines += ["game %d: %s" % (a.id, a.why) for a in assessed
-              if (a.game["verdict"] or {}).get("grade") not in ("ok-finished", "legacy")]
+              if (a.game["verdict"] or {}).get("grade") not in leaguecheck.COUNTABLE]
     for line in lines:
         print(printable(line))
     if not lines:
@@ -250,48 +245,85 @@ def reverify(args):
 
 
 def enrol(args):
-    """Add a board to the league: its key into the league's key store (from the file a venue
-    exported) and the board into the config file (written aside, then renamed)."""
+    """Add a board to the league: its key into the league's key store, with proof that it came
+    from that board (docs/league.md: read from the board over USB, the board signing a fresh
+    challenge; or from a key file signed by a league key the store trusts; `--legacy` for an
+    older board's HMAC key, which the pub holds), then the board into the config file
+    (written aside, then renamed). Everything is checked before anything is written."""
     import json
 
+    from chalk import atomic, mqttconf
     from chalk import keys as keystore
-    from chalk import mqttconf
 
     league = _config(args)
     if args.venue not in league.venues:
         raise ChalkError("no venue %r in %s (venues: %s)" % (args.venue, league.path,
                                                             ", ".join(league.venues)))
+    if args.from_game < 1:
+        raise ChalkError("--from-game must be a game number, 1 or more")
     store = keystore.KeyStore(league.keys)
-    if args.key_file:
-        entries = [e for e in keystore.read_file(args.key_file)
-                   if e.get("device") == args.device]
-        if not entries:
-            raise ChalkError("%s holds no key for board %s" % (args.key_file, args.device),
-                             "the venue exports it with `chalk keys export %s`" % args.device)
-        added = sum(store.add(bytes.fromhex(e["key"]), args.device) for e in entries)
-        if added:
-            store.save()
-    elif not store.for_device(args.device):
-        raise ChalkError("the league's key store %s has no key for board %s" % (
-            league.keys, args.device), "give the venue's key file with --key-file FILE")
+    lines = []
+    if args.port:
+        from chalk.link import BAUD, BoardLink, open_port
+
+        link = BoardLink(open_port(args.port, args.baud or BAUD), args.port)
+        try:
+            link.hello()
+            reply = keystore.ask_key(link)
+        finally:
+            link.close()
+        device = reply["device"]
+        if args.device and args.device != device:
+            raise ChalkError("the board on %s is %s, not %s: nothing was kept" % (
+                args.port, device, args.device), "check which board is on the cable")
+        lines = store.add_board(device, reply["pub"], reply["since"],
+                                "enrolled over USB on %s for the league" % args.port,
+                                args.replace)
+    elif args.device is None:
+        raise ChalkError("give the board: --port PORT (it proves its key over USB), or its "
+                         "device id with --key-file FILE")
+    elif args.key_file:
+        device = args.device
+        lines = store.import_file(args.key_file, replace=args.replace, legacy=args.legacy,
+                                  devices=[device])
+    else:
+        device = args.device
+        if not store.for_device(device):
+            raise ChalkError("the league's key store %s has no key for board %s" % (
+                league.keys, device), "enrol it over USB (--port PORT), or give a key file "
+                "the league signed (--key-file FILE)")
     data = mqttconf.read_json(league.path, "league config")
     boards = data.setdefault("boards", {})
-    boards[args.device] = {"venue": args.venue, "from_game": args.from_game}
+    if type(boards) is not dict:
+        raise ChalkError("%s: \"boards\" must be an object" % league.path)
+    boards[device] = {"venue": args.venue, "from_game": args.from_game}
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    tmp = league.path.with_name(league.path.name + ".part")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        from chalk import leagueconf
-
-        leagueconf.load(tmp)  # the new file must hold before it replaces the old
-        tmp.replace(league.path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    _check_config(league.path, text)  # the new config must hold before anything is written
+    store.save()
+    atomic.write_file(league.path, text)
+    for line in lines:
+        print(line)
     print("board %s enrolled at %s from game #%d (its key: %s)" % (
-        args.device, args.venue, args.from_game,
-        ", ".join(e["kid"] for e in store.for_device(args.device))))
+        device, args.venue, args.from_game,
+        ", ".join(e["kid"] for e in store.for_device(device) if "replaced" not in e)))
     return 0
+
+
+def _check_config(path, text):
+    """ChalkError (naming the key) if `text` is not a league config that loads as `path`
+    would: checked in a hidden file beside it (its relative paths are from that folder)."""
+    import tempfile
+
+    from chalk import leagueconf
+
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".chalk-tmp",
+                               dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        leagueconf.load(tmp)
+    finally:
+        os.unlink(tmp)
 
 
 def token(args):
@@ -389,11 +421,21 @@ def register(sub):
     q.add_argument("--note", required=True, help="why")
     with_config(cmd("reverify", reverify, "verify again every game not verified ok (after "
                     "a board's key was enrolled)"))
-    q = with_config(cmd("enrol", enrol, "enrol a board: its key into the league's key store, "
-                        "the board into the config"), db=False)
-    q.add_argument("device", metavar="DEVICE")
+    q = with_config(cmd("enrol", enrol, "enrol a board: its key into the league's key store "
+                        "(over USB, or from a key file the league signed), the board into the "
+                        "config"), db=False)
+    q.add_argument("device", metavar="DEVICE", nargs="?",
+                   help="the board's device id (with --port: checked against the board's)")
     q.add_argument("--venue", required=True, metavar="ID")
-    q.add_argument("--key-file", metavar="FILE", help="the venue's `chalk keys export` file")
+    q.add_argument("--port", metavar="PORT", help="the board on USB: it signs a fresh "
+                   "challenge with its own key, and its public key is kept")
+    q.add_argument("--baud", type=int, metavar="N", help="the port's speed (default 115200)")
+    q.add_argument("--key-file", metavar="FILE", help="a key file signed by a league key the "
+                   "league's store trusts (`chalk keys export` at the league's enrolment night)")
+    q.add_argument("--legacy", action="store_true", help="take an older board's HMAC key "
+                   "from an unsigned key file: its games verify as legacy (the pub holds it)")
+    q.add_argument("--replace", metavar="KID", help="the board's old key, when it has a new "
+                   "one (its NVS was erased): said loudly")
     q.add_argument("--from-game", type=int, default=1, metavar="N",
                    help="the board's first game that counts for the league (default 1)")
     cmd("token", token, "a new random token for a venue (its disputes carry it)")

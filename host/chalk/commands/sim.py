@@ -53,7 +53,7 @@ def check_inputs(args):
     every command then blames the firmware."""
     from chalk import sim
     from scoreboard import boardconfig
-    from scoreboard.hal.sim import TraceError, check_trace
+    from scoreboard.hal.simtrace import TraceError, check_trace
 
     cfg_path = sim.board_config(args.board)
     if args.no_install:

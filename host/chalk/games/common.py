@@ -91,6 +91,7 @@ def codes_in_words(codes, words):
 
 _FAULT = re.compile(r"^(btn|pin|peg|key|pocket|colour)\.(\S+) (stuck|chatter)$")
 _REFUSED = re.compile(r"^((?:[A-Z][A-Z0-9]*-\d+)|LOG) (.+)$")
+_HEAP_LOW = re.compile(r"^heap low: (\d+)K free, (\d+)K block$")  # docs/serial-protocol.md
 
 
 def line_words(kind, ident):
@@ -132,6 +133,11 @@ def warning_in_words(text):
         if rule == "LOG":
             return "warning", "refused: %s" % reason
         return "warning", "refused (%s): %s" % (rule, reason)
+    m = _HEAP_LOW.match(text)
+    if m:
+        return "notice", "Heap low: the board is short of memory (%s KB free, largest block " \
+                         "%s KB). It keeps the score, but may refuse long requests; restart " \
+                         "the board after this game if it stays" % m.groups()
     if text.startswith("journal"):
         return "warning", "the board's journal: %s" % text[len("journal"):].lstrip(": ")
     return "warning", text

@@ -147,8 +147,16 @@
   var cards = {};
   var empty = null;
 
+  // The board's own gauge (heap, longest gap between scans), for staff looking for a fault:
+  // small print under the card on the table's own page, not on the room's TV.
+  var gauge = document.getElementById("gauge");
+
   function show(v) {
     if (single && v.table !== single) return;
+    if (gauge) {
+      gauge.textContent = v.gauge || "";
+      gauge.hidden = !v.gauge;
+    }
     var c = card(v);
     var old = cards[v.table];
     if (old) {
