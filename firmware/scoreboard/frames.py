@@ -37,7 +37,7 @@ MARKER = "~c"
 MAX_LINE = 1024  # bytes of a frame line, without its line terminator
 MAX_N = 999999999  # frame numbers (and command ids) wrap from here to 0
 _MAX_TYPE = const(16)
-_MAX_DEPTH = const(8)  # payload nesting; the contract's payloads are two or three deep
+MAX_DEPTH = const(8)  # payload nesting; the contract's payloads are two or three deep
 _BMARKER = b"~c"
 _MIN = const(14)  # len("~c1 0 01234567"): the shortest envelope (any version)
 
@@ -107,8 +107,8 @@ def _dump(obj, out, depth):
         if obj != obj or obj in (float("inf"), float("-inf")):
             raise ValueError("NaN and infinity are not JSON")
         out.append(json.dumps(obj))
-    elif depth >= _MAX_DEPTH:
-        raise ValueError("payload nested deeper than %d" % _MAX_DEPTH)
+    elif depth >= MAX_DEPTH:
+        raise ValueError("payload nested deeper than %d" % MAX_DEPTH)
     elif t is dict:
         # Each container is joined into one string as it is finished: no fragment list grows
         # beyond one container's, so a big reply needs no large contiguous block of a board's

@@ -42,8 +42,8 @@ class Dumper:
             frames._dump(obj, self._out, 0)
 
     def _push(self, obj, depth):
-        if depth >= frames._MAX_DEPTH:
-            raise ValueError("payload nested deeper than %d" % frames._MAX_DEPTH)
+        if depth >= frames.MAX_DEPTH:
+            raise ValueError("payload nested deeper than %d" % frames.MAX_DEPTH)
         if type(obj) is dict:
             self._stack.append([obj, sorted(obj), 0, ["{"], depth])
         else:
