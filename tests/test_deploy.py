@@ -13,7 +13,7 @@ import pytest
 
 from chalk import build, cli, deploy, remote
 from chalk.errors import ChalkError
-from chalk.sim import Sim
+from chalk.sim import SIM_HEAP, Sim
 
 ROOT = build.ROOT
 SCENARIO = ROOT / "tests" / "scenarios" / "five-pins" / "fp-7-break-first.json"
@@ -214,8 +214,11 @@ def test_deploy_into_the_romfs_partition_of_a_board_that_has_one(tmp_path, capsy
     package as one ROMFS image, imported from /rom/lib in place; board.json and main.py go to
     the filesystem (the board's key is in its NVS). Without a partition, or with --romfs no, the
     .mpy files go to /lib."""
+    # The simulated partition's image is read into the heap (chalk/simrom.py; on a board it is
+    # flash): the board's own heap (SIM_HEAP) plus the image's ~96 KB.
+    heap = "%dk" % (int(SIM_HEAP.rstrip("k")) + 96)
     sim = Sim("five-pins", flash=tmp_path / "flash", test_mode=True, install_firmware=False,
-              romfs=256 * 1024, heap="320k")
+              romfs=256 * 1024, heap=heap)
     sim.start()
     try:
         code, out, err = chalk(capsys, "deploy", "--port", sim.port, "--arch", "none",

@@ -190,7 +190,13 @@ def _prepare_script(files, need_config):
         for i in range(1, len(parts) + 1):
             dirs.add("/".join(parts[:i]))
     return "\n".join([
-        "import os",
+        # The stopped app's modules freed first: the copies need blocks of the heap (a board
+        # stopped mid-game keeps its code and its game in RAM until a reset).
+        "import os, sys, gc",
+        "for _m in [m for m in sys.modules if m == %r or m.startswith(%r)]:" % (
+            build.PACKAGE, build.PACKAGE + "."),
+        "    del sys.modules[_m]",
+        "gc.collect()",
         # The host-made key older firmware signed with: the board makes and keeps its own now.
         "try:",
         "    os.remove('board.key')",
