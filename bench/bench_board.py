@@ -28,9 +28,7 @@ def _app(board_cfg, flash):
     from scoreboard.hal.sim import SimBoard, VirtualClock
 
     board = SimBoard(board_cfg, flash, VirtualClock())
-    sys.modules.pop("scoreboard.boardconfig", None)
-    if hasattr(scoreboard, "boardconfig"):
-        delattr(scoreboard, "boardconfig")
+    scoreboard.boardconfig.unload()
     gc.collect()
     from scoreboard.app import App
 
@@ -130,8 +128,8 @@ def mp_heap(board_cfg, flash, trace):
     # The modules the running app loads: their bytecode sits in the heap on this port.
     __import__("scoreboard.app")
     __import__("scoreboard.hal.sim")
-    __import__("scoreboard.referee." + game)
-    __import__("scoreboard.rules." + game)
+    for part in ("referee", "rules", "screen"):  # the game's parts the app loads
+        __import__("scoreboard.games.%s.%s" % (game, part))
     gc.collect()
     code = gc.mem_alloc() - base
     board, app = _app(board_cfg, flash)
@@ -361,8 +359,9 @@ def main():
             img.write_bytes(make_romfs(str(tmp / "romsrc"), mpy_cross=False))
         for game in GAMES:
             mods = ["scoreboard.app", "scoreboard.serve", "scoreboard.hal.sim",
-                    "scoreboard.referee." + game.replace("-", "_"),
-                    "scoreboard.rules." + game.replace("-", "_")]
+                    "scoreboard.games.%s.referee" % game.replace("-", "_"),
+                    "scoreboard.games.%s.rules" % game.replace("-", "_"),
+                    "scoreboard.games.%s.screen" % game.replace("-", "_")]
             fs = _code_heap(mods, "import sys; sys.path.insert(0, %r)" % str(mpy))
             rom = _code_heap(mods, "import sys, vfs; vfs.mount(vfs.VfsRom(open(%r, 'rb')"
                              ".read()), '/rom'); sys.path.insert(0, '/rom/lib')" % str(img))

@@ -14,7 +14,7 @@ from chalk.randomgame import random_match
 from chalk.sim import run_virtual
 from chalk.traces import Trace, from_matchlog
 from scoreboard import boardconfig
-from scoreboard.referee.five_pins import FOULS
+from scoreboard.games.five_pins.referee import FOULS
 from scoreboard.rules import new_game
 from tests.mpy import ROOT, micropython_path
 

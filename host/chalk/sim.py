@@ -78,7 +78,7 @@ def default_flash(board_name):
 
 def board_for_game(board_cfg, game=None, game_config=None):
     """The board config text, with its game (and game config) changed if asked: a scorepad
-    plays any keypad game (referee/keyentry.py GAMES). ChalkError if the board cannot."""
+    plays any keypad game (games.with_sensor("keypad")). ChalkError if the board cannot."""
     import json
 
     from scoreboard import boardconfig
@@ -95,11 +95,11 @@ def board_for_game(board_cfg, game=None, game_config=None):
     try:
         boardconfig.load(cfg)
     except boardconfig.BoardConfigError as e:
-        from scoreboard.referee.keyentry import GAMES
+        from scoreboard import games
 
         raise ChalkError("board %s cannot play that: %s" % (Path(board_cfg).stem, e),
                          hint="--game takes another game of the same kind of board (a "
-                         "scorepad: %s)" % " or ".join(GAMES))
+                         "scorepad: %s)" % " or ".join(games.with_sensor("keypad")))
     return json.dumps(cfg, indent=2) + "\n"
 
 

@@ -8,7 +8,7 @@
 #                    LOGICAL (1 = pressed, tilted, beam broken); on_edge(callback) ->
 #                    callback(line_index) on each edge of a tilt line or pocket beam (the sim
 #                    also sets lines.edge_ms, the edge's own ms, during the call)
-#   board.pegs       Pegs (shove ha'penny) or None: scan_into(arr) fills arr[0], arr[1]
+#   board.pegs       Pegs (a board with peg holes) or None: scan_into(arr) fills arr[0], arr[1]
 #   board.keypad     Keypad (scorepad) or None: scan() -> int bitmap of the keys down
 #   board.display    Display: fb (128x64 framebuf), text(), fill(), show(), contrast(), power()
 #   board.clock      Clock: ticks_ms(), sleep_ms(), ticks_diff(), ticks_add()
@@ -233,7 +233,7 @@ class NullDisplay:
 class Board:
     """What the layers above get from a hal: see the top of this module."""
 
-    analog = None  # pockets' colour sensors (novuss): read(i) -> 0..4095, or None if none
+    analog = None  # pockets' colour sensors: read(i) -> 0..4095, or None if none
     nvs = None  # esp32.NVS("chalk"), or the simulated board's (hal/simnvs.py)
 
     def __init__(self, cfg, lines, pegs, display, clock, storage):

@@ -177,19 +177,16 @@ class Esp32Board(Board):
 
 
 class Analog:
-    """The pockets' colour sensors (Novuss): read(i) is pocket i's ADC reading, 0..4095, or 0
+    """The pockets' colour sensors: read(i) is pocket i's ADC reading, 0..4095, or 0
     for a pocket without one. ADC1 pins only (boardconfig refuses others), 11 dB attenuation
     for the full 0-3.3 V range. read() allocates nothing (a small int)."""
 
     def __init__(self, cfg):
         from .. import boardconfig
 
-        ids = boardconfig.GAMES[cfg["game"]]["pockets"]
         self._adcs = []
-        for pid in ids:
-            e = cfg["pockets"].get(pid)
-            if e is None:
-                continue
+        for pid in boardconfig.pocket_ids(cfg):  # the order of the pocket lines
+            e = cfg["pockets"][pid]
             adc = None
             if "colour" in e:
                 adc = machine.ADC(Pin(e["colour"]), atten=machine.ADC.ATTN_11DB)

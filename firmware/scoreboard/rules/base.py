@@ -90,7 +90,7 @@ class Codes:
     undos boots in one pass. A state that does not fit 32-bit ints is kept as a list instead.
 
     A code takes `words` ints of 30 bits (the game's WORDS: a code that stands alone may need
-    more than one small int, as a domino-bingo hand does). On a board, spill.SpilledCodes keeps
+    more than one small int, as a hand of seven numbers does). On a board, spill.SpilledCodes keeps
     only the newest blocks in RAM and the others on flash."""
 
     _BLOCK = 128
@@ -206,7 +206,7 @@ class Game:
     GAME = None  # game id, as in the match log header
     ACTIONS = ()  # action kinds this game understands, besides "undo"
     PLAYERS = None  # how many players (or sides) it seats: entries in a header's "players"
-    FIELDS = ""  # the JSON types of its action keys, for the match-log reader (five_pins.py)
+    FIELDS = ""  # the JSON types of its action keys, for the match-log reader ("shot player:i")
     WORDS = 1  # 30-bit ints an action's code takes (Codes)
 
     def __init__(self, config=None):

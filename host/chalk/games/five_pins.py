@@ -5,8 +5,8 @@ from collections import Counter
 
 from chalk.games import common
 from chalk.games.common import HostGame, and_list, clock
-from scoreboard.referee.five_pins import FOULS as LIST_ORDER  # the foul list's order
-from scoreboard.rules.five_pins import FOULS, PINS, foul_penalty, pin_points
+from scoreboard.games.five_pins.referee import FOULS as LIST_ORDER  # the foul list's order
+from scoreboard.games.five_pins.rules import FOULS, PINS, foul_penalty, pin_points
 
 FOUL_WORDS = {
     "pin": "own ball knocked pins (FP-14)",

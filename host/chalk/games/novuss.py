@@ -4,7 +4,7 @@ import re
 
 from chalk.games import common
 from chalk.games.common import HostGame, and_list, clock, plural
-from scoreboard.referee.novuss import FOULS as LIST_ORDER  # the foul list's order
+from scoreboard.games.novuss.referee import FOULS as LIST_ORDER  # the foul list's order
 
 FOUL_WORDS = {
     "no_own_touch": "the striker touched no own puck (NV-7)",

@@ -2,8 +2,8 @@
 
 from chalk.games import common
 from chalk.games.common import HostGame, and_list, clock
-from scoreboard.referee.seven_pins import FOULS as LIST_ORDER  # the foul list's order
-from scoreboard.referee.seven_pins import PINS
+from scoreboard.games.seven_pins.referee import FOULS as LIST_ORDER  # the foul list's order
+from scoreboard.games.seven_pins.referee import PINS
 
 FOUL_WORDS = {
     "cue_pins": "the cue ball knocked a pin (SP-8)",

@@ -10,10 +10,10 @@
 # long: undo), own and opp (one puck each press; long: back to 0), foul (the foul list; long: no
 # foul), undo, start (before the game: which side shoots first).
 
-from ..sense import LONG, POCKET, PRESS
-from ..sense.pockets import BALL, BLACK, RED, STRIKER
-from . import BaseReferee
-from .foulist import FoulList
+from ...referee import BaseReferee
+from ...referee.foulist import FoulList
+from ...sense import LONG, POCKET, PRESS
+from ...sense.pockets import BALL, BLACK, RED, STRIKER
 
 # The order of the foul list: the common ones first.
 FOULS = ("opp_first", "no_own_touch", "striker_pocketed", "own_off", "direct_in_zone",

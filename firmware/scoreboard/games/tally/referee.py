@@ -4,7 +4,7 @@
 #
 # Screen while entering: "P2 +3_"; before the confirm: "P2 +3 #=ok".
 
-from .keyentry import _ENTER, _FINISH, KeyEntry
+from ...referee.keyentry import _ENTER, _FINISH, KeyEntry
 
 _PLAYER = 0
 _COUNT = 1

@@ -1,9 +1,9 @@
 # Board configs: every GPIO a config takes, with what it is wired to, for the pin maps and wiring
-# diagrams in hardware/ (host/chalk/hardware.py). Split from boardconfig so that a board, which
-# needs only the GPIO numbers (boardconfig._gpio_paths), never loads these notes.
+# diagrams in hardware/ (host/chalk/hardware.py). A piece of its own so that a board, which needs
+# only the GPIO numbers (boardconfig._gpio_paths), never loads these notes.
 # Runs on MicroPython and CPython.
 
-from .boardconfig import KEYPAD_COLS, switch_names
+from .common import KEYPAD_COLS, switch_names
 
 
 def uses(cfg):

@@ -15,8 +15,8 @@
 # on move, SH-18; before the start: B starts), undo, claim (overflow "claim": the new pegs in a
 # square are claims, SH-15).
 
-from ..sense import LONG, PEG, PRESS
-from . import BaseReferee
+from ...referee import BaseReferee
+from ...sense import LONG, PEG, PRESS
 
 _VOIDS = (None, "touched", "removed")
 _SIDES = "AB"

@@ -13,9 +13,9 @@
 # list, referee/foulist.py: one or more fouls in a shot; long: no foul), undo, break (before the
 # game: who breaks, SP-15).
 
-from ..sense import CLOSING, LONG, POCKET, PRESS, SHOT, SHOT_CLOSED
-from . import BaseReferee
-from .foulist import FoulList
+from ...referee import BaseReferee
+from ...referee.foulist import FoulList
+from ...sense import CLOSING, LONG, POCKET, PRESS, SHOT, SHOT_CLOSED
 
 PINS = ("K", "S1", "S2", "S3", "S4", "M1", "M3")  # tilt line i = PINS[i] (board config order)
 # The order of the foul list: the common ones first.

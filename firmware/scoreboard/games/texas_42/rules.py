@@ -5,7 +5,7 @@
 # 84 or 168, T42-2) and the points it took (tricks + count, 0..42, T42-3; the other side took the
 # rest). Scoring by T42-6, the winner by T42-7.
 
-from .base import Game, RuleError, check_keys, config_value
+from ...rules.base import Game, RuleError, check_keys, config_value
 
 _SCORE0 = 0  # + side
 _HANDS = 2

@@ -4,8 +4,8 @@
 #
 # Screen while entering: "side 1 bid 34 took 3_"; before the confirm: "S1 34 took 36 made".
 
-from ..rules.texas_42 import MARKS
-from .keyentry import KeyEntry
+from ...referee.keyentry import KeyEntry
+from .rules import MARKS
 
 _SIDE = 0
 _BID = 1

@@ -9,7 +9,7 @@
 # those are decided at the table (by the tilt switches, pocket sensors and the referee's buttons);
 # the rules take them as given and do the arithmetic and the turn.
 
-from .base import ConfigError, Game, RuleError, check_keys, config_value
+from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value
 
 # State: a flat list of ints; -1 stands for "nobody".
 _TOTAL0 = 0  # totals still to write off (_TOTAL0 + player)

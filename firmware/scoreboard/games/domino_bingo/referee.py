@@ -4,7 +4,7 @@
 #
 # Screen while entering: "T5 P80/52 D20/_" (trump, points, declared, big points, player 1/2).
 
-from .keyentry import KeyEntry
+from ...referee.keyentry import KeyEntry
 
 _TRUMP = 0
 

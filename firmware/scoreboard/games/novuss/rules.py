@@ -6,7 +6,7 @@
 # shot. The pocket sensors count the pucks; the fouls are the referee's buttons. Penalty pucks are
 # kept as a debt and paid back onto the table as soon as the offender has pucks off it (NV-7).
 
-from .base import ConfigError, Game, RuleError, check_keys, clip, config_value
+from ...rules.base import ConfigError, Game, RuleError, check_keys, clip, config_value
 
 # State: a flat list of ints; -1 stands for "nobody".
 _LEFT0 = 0  # pucks of side s still on the table (_LEFT0 + s)

@@ -6,7 +6,7 @@
 # Only what the rules can check from those actions lives here: the lag (FP-7), the foul calls
 # (FP-13..FP-16) and which pins went down (FP-18..FP-23) are decided at the table.
 
-from .base import ConfigError, Game, RuleError, check_keys, config_value
+from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value
 
 # State: a flat list of ints; -1 stands for "nobody".
 SCORE0 = 0  # current set's scores (SCORE0 + player)

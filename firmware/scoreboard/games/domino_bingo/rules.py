@@ -20,7 +20,7 @@
 # at most 60 points or 3 big points, and bingo beats a trump double at most once: 840 points, 43
 # big points), so only a mistyped number is refused.
 
-from .base import Game, RuleError, check_keys, config_value
+from ...rules.base import Game, RuleError, check_keys, config_value
 
 _BIG0 = 0  # + player
 _HANDS = 2

@@ -4,7 +4,7 @@
 # Actions: {"a":"add","player":P,"n":N} changes one count by N (TL-2), {"a":"finish"} ends the
 # game (TL-4). State: {"counts":[...], "winner":null|P|"draw"}.
 
-from .base import ConfigError, Game, RuleError, check_keys, clip, config_value
+from ...rules.base import ConfigError, Game, RuleError, check_keys, clip, config_value
 
 _WINNER = 0  # -1 while the game is on, -2 a draw (TL-4)
 _FINISHED = 1  # 1 once `finish` ended the game

@@ -3,7 +3,7 @@
 # State: one flat list of ints, indexed by the constants below. An action is packed into one small
 # int (see encode) so a board keeps a whole match in RAM as a list of ints.
 
-from .base import Game, RuleError, check_keys, config_value
+from ...rules.base import Game, RuleError, check_keys, config_value
 
 _BEDS = 0  # side s, bed b (0-based) at _BEDS + 9 * s + b; each 0..3 (SH-2)
 _NEXT = 18  # side on move; -1 before the start (SH-5)

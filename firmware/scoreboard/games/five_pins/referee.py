@@ -13,9 +13,9 @@
 # Several fouls in one shot (FP-14, FP-15): the foul list (referee/foulist.py). One foul is
 # "foul" x its position, "confirm"; the shot is then submitted with "confirm" as ever.
 
-from ..sense import CLOSING, LONG, PRESS, SHOT, SHOT_CLOSED, pins_text
-from . import BaseReferee
-from .foulist import FoulList
+from ...referee import BaseReferee
+from ...referee.foulist import FoulList
+from ...sense import CLOSING, LONG, PRESS, SHOT, SHOT_CLOSED, pins_text
 
 # The order of the foul list: the common ones first.
 FOULS = ("miss", "red_first", "pin", "pins_first", "ball_off", "touch", "wrong_ball", "moving",
