@@ -2,7 +2,10 @@
 # Rule digest: rules/five-pins.md (ids FP-1 .. FP-26).
 #
 # Actions (match log v1): {"a":"break","player":P} once, then
-# {"a":"shot","player":P,"pins":"12C","carom":0|3|4,"fouls":[codes]} one per shot.
+# {"a":"shot","player":P,"pins":"12C","carom":0|3|4,"fouls":[codes]} one per shot, with, where
+# the referee ruled so: "void":1 (FP-17: nothing counts), "struck":"2" (FP-22: pins the switches
+# counted that are not down, not counted) and "in_contact":1 (FP-24: played from the break
+# position after the balls were in contact: nothing for the shooter, fouls as ever).
 # Only what the rules can check from those actions lives here: the lag (FP-7), the foul calls
 # (FP-13..FP-16) and which pins went down (FP-18..FP-23) are decided at the table.
 
@@ -23,9 +26,11 @@ ENDED0 = 10  # that set's final scores (display only)
 ENDED1 = 11
 SIZE = 12
 
-# Encoded action, one int (< 2**24, a small int on a 32-bit board):
-#   bit 0 kind (0 break, 1 shot) | bit 1 player | bits 2-6 pins (1,2,3,4,C) |
-#   bits 7-8 carom index into CAROMS | bits 9-23 fouls, bit i = FOULS[i]
+# Encoded action, one int (< 2**30, a small int on a 32-bit board):
+#   shot: bit 0 = 1 | bit 1 player | bits 2-6 pins (1,2,3,4,C) | bits 7-8 carom index into
+#         CAROMS | bits 9-23 fouls, bit i = FOULS[i] | bit 24 in_contact | bits 25-29 struck
+#   break: bit 0 = 0, bit 2 = 0 | bit 1 player
+#   void shot (FP-17): bit 0 = 0, bit 2 = 1 | bit 1 player | bits 3-7 struck
 PINS = "1234C"
 CENTRE = 16  # pin C in the pins mask
 CAROMS = (0, 3, 4)
@@ -34,7 +39,19 @@ FOULS = ("pin", "miss", "red_first", "pins_first", "wrong_ball", "ball_off", "mo
 PIN_FOUL = 1  # FOULS[0]
 RED_FIRST = 4  # FOULS[2]
 PINS_FIRST = 8  # FOULS[3]
+_VOID = 4  # bit 2 of a kind-0 code: a void shot
+_IN_CONTACT = 1 << 24
+_STRUCK = 25
 _SIDES = (0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4)  # side pins down, by mask & 15
+
+
+def pins_of(mask):
+    """The `pins` string of a pins mask ("12C")."""
+    out = ""
+    for i in range(5):
+        if mask >> i & 1:
+            out += PINS[i]
+    return out
 
 
 def pin_points(mask):
@@ -76,7 +93,7 @@ class Rules(Game):
     # The JSON type of each action key, for the match-log reader (a wrong type is an unreadable
     # line, not a rule broken): i integer, s string, I list of integers, S list of strings. A
     # string, not a dict: it costs a board's heap next to nothing.
-    FIELDS = "break player:i; shot player:i pins:s carom:i fouls:S"
+    FIELDS = "break player:i; shot player:i pins:s carom:i fouls:S void:i struck:s in_contact:i"
 
     def check_config(self, config):
         check_keys(config, ("target", "sets", "pin_foul_penalty"), self.GAME)
@@ -110,17 +127,22 @@ class Rules(Game):
             self._bad("FP-1", "player must be 0 or 1 (two players, each with his own ball)", action)
         if action.get("a") == "break":
             return player << 1
-        pins = action.get("pins")
-        if type(pins) is not str:
-            self._bad("FP-2", "pins must be a string of the pins down, from \"1234C\"", action)
-        mask = 0
-        for ch in pins:
-            i = PINS.find(ch)
-            if i < 0:
-                self._bad("FP-2", "unknown pin %r: the pins are 1, 2, 3, 4 and C" % ch, action)
-            if mask >> i & 1:
-                self._bad("FP-2", "pin %s listed twice" % ch, action)
-            mask |= 1 << i
+        void = self._flag(action, "void", "FP-17", "the referee voided the shot")
+        contact = self._flag(action, "in_contact", "FP-24", "played from the break position "
+                             "after the balls were in contact")
+        mask = self._pins(action, "pins", "FP-2", "the pins down", "" if void else None)
+        struck = self._pins(action, "struck", "FP-22", "the pins the switches counted that "
+                            "are not down", "")
+        if mask & struck:
+            self._bad("FP-22", "pin %s is both down and struck: a pin the referee strikes is "
+                      "not down" % pins_of(mask & struck)[0], action)
+        if void:
+            # FP-17: a void shot is not charged and counts nothing: it carries no pins (those
+            # the switches counted go in struck), no carom and no foul.
+            if mask or action.get("carom", 0) != 0 or action.get("fouls", []) != [] or contact:
+                self._bad("FP-17", "a void shot counts nothing: no pins (they go in struck), "
+                          "carom, foul or in_contact", action)
+            return _VOID | player << 1 | struck << 3
         carom = action.get("carom", 0)
         if type(carom) is not int or carom not in CAROMS:
             self._bad("FP-10", "carom must be 0, 3 or 4: only the first carom counts", action)
@@ -144,22 +166,51 @@ class Rules(Game):
             self._bad("FP-14", "a pin foul needs the pins the cue ball knocked down", action)
         if fmask & PINS_FIRST and not mask:
             self._bad("FP-15", "pins_first needs the pins the cue ball knocked down", action)
-        return 1 | player << 1 | mask << 2 | CAROMS.index(carom) << 7 | fmask << 9
+        return (1 | player << 1 | mask << 2 | CAROMS.index(carom) << 7 | fmask << 9
+                | contact << 24 | struck << _STRUCK)
+
+    def _flag(self, action, key, rule, what):
+        value = action.get(key, 0)
+        if type(value) is not int or value not in (0, 1):
+            self._bad(rule, "%s must be 1 (%s) or 0" % (key, what), action)
+        return value
+
+    def _pins(self, action, key, rule, what, default=None):
+        pins = action.get(key, default)
+        if type(pins) is not str:
+            self._bad(rule, "%s must be a string of %s, from \"1234C\"" % (key, what), action)
+        where = "" if key == "pins" else " in " + key
+        mask = 0
+        for ch in pins:
+            i = PINS.find(ch)
+            if i < 0:
+                self._bad(rule, "unknown pin %r%s: the pins are 1, 2, 3, 4 and C" % (ch, where),
+                          action)
+            if mask >> i & 1:
+                self._bad(rule, "pin %s listed twice%s" % (ch, where), action)
+            mask |= 1 << i
+        return mask
 
     def decode(self, code):
         player = code >> 1 & 1
         if not code & 1:
-            return {"a": "break", "player": player}
-        pins = ""
-        for i in range(5):
-            if code >> (2 + i) & 1:
-                pins += PINS[i]
+            if not code & _VOID:
+                return {"a": "break", "player": player}
+            out = {"a": "shot", "player": player, "pins": "", "carom": 0, "fouls": [], "void": 1}
+            if code >> 3:
+                out["struck"] = pins_of(code >> 3)
+            return out
         fouls = []
         for i in range(len(FOULS)):
             if code >> (9 + i) & 1:
                 fouls.append(FOULS[i])
-        return {"a": "shot", "player": player, "pins": pins, "carom": CAROMS[code >> 7 & 3],
-                "fouls": fouls}
+        out = {"a": "shot", "player": player, "pins": pins_of(code >> 2 & 31),
+               "carom": CAROMS[code >> 7 & 3], "fouls": fouls}
+        if code & _IN_CONTACT:
+            out["in_contact"] = 1
+        if code >> _STRUCK:
+            out["struck"] = pins_of(code >> _STRUCK)
+        return out
 
     def step(self, s, code):
         if s[WINNER] >= 0:
@@ -167,7 +218,7 @@ class Rules(Game):
             raise RuleError("FP-5", "match over: player %d won %d sets to %d; only undo is allowed"
                             % (w, s[SETS0 + w], s[SETS1 - w]))
         player = code >> 1 & 1
-        if not code & 1:
+        if not code & (1 | _VOID):
             if s[BREAKER] >= 0:
                 raise RuleError("FP-7", "the break is decided once, before the first shot; later "
                                 "sets alternate it (FP-5)")
@@ -179,8 +230,19 @@ class Rules(Game):
         if player != s[NEXT]:
             raise RuleError("FP-6", "player %d is not on move, player %d is (one shot each)"
                             % (player, s[NEXT]))
+        if not code & 1:
+            # FP-17: a void shot is not charged and counts nothing. Interpretation: it was the
+            # shooter's one shot all the same (FP-6): the turn passes, ball in hand is spent.
+            s[NEXT] = 1 - player
+            s[HAND] = 0
+            s[ENDED] = -1
+            return
         points = pin_points(code >> 2 & 31) + CAROMS[code >> 7 & 3]  # FP-11
-        fouls = code >> 9
+        fouls = code >> 9 & 0x7FFF
+        if code & _IN_CONTACT and not fouls:
+            # FP-24: played from the break position after the balls were in contact with no
+            # legal shot: the shot scores nothing for the shooter (its fouls count, below).
+            points = 0
         if fouls:
             # FP-13: all the shot's points and the penalties go to the opponent; FP-26: ball in
             # hand after any foul but a pin foul (FP-14).
@@ -235,12 +297,16 @@ class Rules(Game):
         s = self._s
         v = {"target": self._target, "sets_to_win": self._to_win, "last": None, "set_won": None}
         code = self._codes[-1] if self._codes else 0
-        if code & 1:
+        if code & _VOID and not code & 1:
+            v["last"] = {"player": code >> 1 & 1, "points": 0, "penalty": 0,
+                         "to": code >> 1 & 1, "fouls": [], "void": True}
+        elif code & 1:
             player = code >> 1 & 1
-            fouls = code >> 9
+            fouls = code >> 9 & 0x7FFF
             v["last"] = {
                 "player": player,
-                "points": pin_points(code >> 2 & 31) + CAROMS[code >> 7 & 3],
+                "points": 0 if code & _IN_CONTACT and not fouls else
+                pin_points(code >> 2 & 31) + CAROMS[code >> 7 & 3],
                 "penalty": foul_penalty(fouls, self._pin_penalty) if fouls else 0,
                 "to": 1 - player if fouls else player,
                 "fouls": self.decode(code)["fouls"],

@@ -2,22 +2,24 @@
 #
 # A shot's pucks are counted by the pocket sensors where fitted (a beam and a colour sensor in
 # each corner pocket: sense/pockets.py) and on the `own` and `opp` buttons, each press one puck;
-# the foul list (referee/foulist.py) marks one or more NV-7 codes. Nothing is scored before
-# "confirm": the screen shows the counts and the fouls chosen so far ("own 2 opp 1 opp_first"),
-# so a count can be put right first.
+# the foul list (referee/foulist.py) marks one or more NV-7 codes, and after them the ruling
+# "void" (a third party or force majeure spoilt the shot, as FP-17: nothing counts, the turn
+# passes, NV-6). Nothing is scored before "confirm": the screen shows the counts and the fouls
+# chosen so far ("own 2 opp 1 opp_first"), so a count can be put right first.
 #
 # Buttons: confirm (short: submit the shot / before the game: the start / after it: a new game;
 # long: undo), own and opp (one puck each press; long: back to 0), foul (the foul list; long: no
 # foul), undo, start (before the game: which side shoots first).
 
 from ...referee import BaseReferee
-from ...referee.foulist import FoulList
+from ...referee.foulist import VOID, FoulList
 from ...sense import LONG, POCKET, PRESS
 from ...sense.pockets import BALL, BLACK, RED, STRIKER
 
 # The order of the foul list: the common ones first.
 FOULS = ("opp_first", "no_own_touch", "striker_pocketed", "own_off", "direct_in_zone",
          "striker_off", "opp_off", "zone_ricochet")
+LIST = FOULS + (VOID,)  # the foul list: the fouls, then the ruling
 _MAX = 8  # NV-1: pucks a side
 
 
@@ -25,7 +27,7 @@ class Referee(BaseReferee):
     def __init__(self, app):
         super().__init__(app)
         self.first = 0
-        self.fouls = FoulList(FOULS)
+        self.fouls = FoulList(LIST, len(FOULS))
         self._clear()
 
     def _clear(self):
@@ -82,8 +84,12 @@ class Referee(BaseReferee):
             if self.app.submit({"a": "start", "side": self.first}):
                 self._clear()
             return
-        action = {"a": "shot", "side": st["next"], "own": self.own, "opp": self.opp,
-                  "fouls": self.fouls.chosen()}
+        if self.fouls.is_marked(VOID):
+            action = {"a": "shot", "side": st["next"], "own": 0, "opp": 0, "fouls": [],
+                      "void": 1}
+        else:
+            action = {"a": "shot", "side": st["next"], "own": self.own, "opp": self.opp,
+                      "fouls": self.fouls.chosen(0, len(FOULS))}
         if self.app.submit(action):
             self._clear()
 
@@ -96,9 +102,11 @@ class Referee(BaseReferee):
             parts.append("own %d" % self.own)
         if self.opp:
             parts.append("opp %d" % self.opp)
-        fouls = self.fouls.summary()
+        fouls = self.fouls.summary(len(FOULS))
         if fouls:
             parts.append(fouls)
+        if self.fouls.is_marked(VOID):
+            parts.append(VOID)
         return " ".join(parts) or None
 
     def screen(self):

@@ -3,8 +3,11 @@
 #
 # Two sides, each with `pucks` pucks to pocket (NV-1, NV-3). Actions (match log v1):
 # {"a":"start","side":S} once, then {"a":"shot","side":S,"own":n,"opp":m,"fouls":[codes]} one per
-# shot. The pocket sensors count the pucks; the fouls are the referee's buttons. Penalty pucks are
-# kept as a debt and paid back onto the table as soon as the offender has pucks off it (NV-7).
+# shot ("void":1 where the referee voided it: a third party or force majeure spoilt it, as FP-17
+# rules at the pin tables: nothing counts, and the turn passes as after any shot that pockets no
+# own puck, NV-6). The pocket sensors count the pucks; the fouls are the referee's buttons. Penalty
+# pucks are kept as a debt and paid back onto the table as soon as the offender has pucks off it
+# (NV-7).
 
 from ...rules.base import ConfigError, Game, RuleError, check_keys, clip, config_value
 
@@ -18,14 +21,16 @@ _WINNER = 5  # -1 while the game is on
 _SIZE = 6
 
 # Encoded action, one int (< 2**19, a small int on any port):
-#   bit 0 kind (0 start, 1 shot) | bit 1 side | bits 2-5 own | bits 6-9 opp |
-#   bits 10-17 fouls, bit i = FOULS[i]
+#   shot: bit 0 = 1 | bit 1 side | bits 2-5 own | bits 6-9 opp | bits 10-17 fouls, bit i =
+#         FOULS[i]
+#   start: bit 0 = 0, bit 2 = 0 | bit 1 side;  void shot: bit 0 = 0, bit 2 = 1 | bit 1 side
 FOULS = ("no_own_touch", "striker_pocketed", "striker_off", "direct_in_zone", "opp_off",
          "zone_ricochet", "opp_first", "own_off")
 _PENALTY_FOULS = 7  # the first seven cost a penalty puck each (NV-7)
 _DIRECT_IN_ZONE = 8  # FOULS[3]
 _OWN_OFF = 128  # FOULS[7]: passes the turn, no penalty (NV-6)
 _FOUL_SHIFT = 10
+_VOID = 4  # bit 2 of a kind-0 code: a void shot
 _MAX_PUCKS = 8  # NV-1: 8 pucks a side
 
 
@@ -41,7 +46,7 @@ class Rules(Game):
     GAME = "novuss"
     ACTIONS = ("start", "shot")
     PLAYERS = 2  # sides: a side of two is a pair of names (NV-2)
-    FIELDS = "start side:i; shot side:i own:i opp:i fouls:S"  # JSON types, match-log reader
+    FIELDS = "start side:i; shot side:i own:i opp:i fouls:S void:i"  # JSON types (log reader)
 
     def check_config(self, config):
         check_keys(config, ("per_side", "pucks"), self.GAME)
@@ -72,6 +77,15 @@ class Rules(Game):
             self._bad("NV-2", "side must be 0 or 1 (two sides, NV-2)", action)
         if action.get("a") == "start":
             return side << 1
+        void = action.get("void", 0)
+        if type(void) is not int or void not in (0, 1):
+            self._bad("NV-6", "void must be 1 (the referee voided the shot) or 0", action)
+        if void:
+            # A void shot counts nothing: no puck, no foul (the pucks it sent in go back).
+            if action.get("own", 0) != 0 or action.get("opp", 0) != 0 or \
+                    action.get("fouls", []) != []:
+                self._bad("NV-6", "a void shot counts nothing: no own, opp or foul", action)
+            return _VOID | side << 1
         counts = [0, 0]
         for i in range(2):
             key = ("own", "opp")[i]
@@ -97,6 +111,8 @@ class Rules(Game):
     def decode(self, code):
         side = code >> 1 & 1
         if not code & 1:
+            if code & _VOID:
+                return {"a": "shot", "side": side, "own": 0, "opp": 0, "fouls": [], "void": 1}
             return {"a": "start", "side": side}
         fouls = []
         for i in range(len(FOULS)):
@@ -110,7 +126,7 @@ class Rules(Game):
             raise RuleError("NV-3", "game over: side %d has pocketed all its pucks; only undo "
                             "is allowed" % s[_WINNER])
         side = code >> 1 & 1
-        if not code & 1:
+        if not code & (1 | _VOID):
             if s[_NEXT] >= 0:
                 raise RuleError("NV-6", "the game has already started; start comes once")
             s[_NEXT] = side
@@ -120,6 +136,9 @@ class Rules(Game):
         if side != s[_NEXT]:
             raise RuleError("NV-6", "side %d is not on move, side %d is" % (side, s[_NEXT]))
         other = 1 - side
+        if not code & 1:
+            s[_NEXT] = other  # a void shot pockets no own puck: the turn passes (NV-6)
+            return
         own = code >> 2 & 15
         opp = code >> 6 & 15
         fouls = code >> _FOUL_SHIFT
@@ -171,7 +190,7 @@ class Rules(Game):
         """Display facts beyond the match-log state: the latest shot."""
         v = {"pucks": self._pucks, "per_side": self.config["per_side"], "last": None}
         code = self._codes[-1] if self._codes else 0
-        if code & 1:
+        if code & (1 | _VOID):
             v["last"] = self.decode(code)
             v["last"]["penalties"] = penalties(code >> _FOUL_SHIFT)
         return v

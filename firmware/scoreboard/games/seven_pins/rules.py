@@ -5,7 +5,10 @@
 # Count-down: each player starts at `start` and writes points off; legal knock-downs write off,
 # penalties add (SP-3, SP-4). Actions (match log v1): {"a":"break","player":P} once, then
 # {"a":"shot","player":P,"pins":["M1","K",...],"pocketed":0..2,"carom":0|1,"called":0|1,
-#  "fouls":[codes]} one per shot. Which ball knocked a pin, cushions first or not, a carom made:
+#  "fouls":[codes]} one per shot, with, where the referee ruled so, "void":1 (a third party or
+# force majeure spoilt the shot, as FP-17: nothing counts, the turn passes, SP-9) and
+# "struck":[pins] (pins the switches counted that are not down, as FP-22: not counted). Which
+# ball knocked a pin, cushions first or not, a carom made:
 # those are decided at the table (by the tilt switches, pocket sensors and the referee's buttons);
 # the rules take them as given and do the arithmetic and the turn.
 
@@ -19,9 +22,11 @@ _WINNER = 3  # -1 while the game is on
 _LAST = 4  # display only: how the latest shot moved its shooter's total (+ adds, - writes off)
 _SIZE = 5
 
-# Encoded action, one int (< 2**18, a small int on any port):
-#   bit 0 kind (0 break, 1 shot) | bit 1 player | bits 2-8 pins, bit i = PINS[i] |
-#   bits 9-10 pocketed | bit 11 carom | bit 12 called | bits 13-17 fouls, bit i = FOULS[i]
+# Encoded action, one int (< 2**25, a small int on any port):
+#   shot: bit 0 = 1 | bit 1 player | bits 2-8 pins, bit i = PINS[i] | bits 9-10 pocketed |
+#         bit 11 carom | bit 12 called | bits 13-17 fouls, bit i = FOULS[i] | bits 18-24 struck
+#   break: bit 0 = 0, bit 2 = 0 | bit 1 player
+#   void shot: bit 0 = 0, bit 2 = 1 | bit 1 player | bits 3-9 struck
 PINS = ("K", "S1", "S2", "S3", "S4", "M1", "M3")
 _K = 1
 _SMALL = 2 | 4 | 8 | 16
@@ -34,6 +39,25 @@ _PENALTY = _CUE_PINS | _OFF_TABLE  # SP-8, SP-13: the shot's sum is added, not w
 _MISS = 4
 _CUE_POCKETED = 8
 _FOUL_SHIFT = 13
+_FOUL_BITS = 31
+_VOID = 4  # bit 2 of a kind-0 code: a void shot
+_STRUCK = 18
+
+
+def pin_ids(mask):
+    """The `pins` list of a pins mask, in PINS' order."""
+    out = []
+    for i in range(len(PINS)):
+        if mask >> i & 1:
+            out.append(PINS[i])
+    return out
+
+
+def _first(mask):
+    i = 0
+    while not mask >> i & 1:
+        i += 1
+    return i
 
 
 def pin_points(mask):
@@ -62,7 +86,7 @@ def shot_sum(code):
 def extra_penalty(code):
     """The 5-point additions of SP-11/SP-12 that come in any shot: `miss`, `cue_pocketed` and a
     called carom not made, 5 each."""
-    fouls = code >> _FOUL_SHIFT
+    fouls = code >> _FOUL_SHIFT & _FOUL_BITS
     n = (fouls >> 2 & 1) + (fouls >> 3 & 1)
     if code >> 12 & 1 and not code >> 11 & 1:
         n += 1
@@ -73,8 +97,9 @@ class Rules(Game):
     GAME = "seven-pins"
     ACTIONS = ("break", "shot")
     PLAYERS = 2
-    # JSON types, for the match-log reader (see five_pins.Rules.FIELDS)
-    FIELDS = "break player:i; shot player:i pins:S pocketed:i carom:i called:i fouls:S"
+    # JSON types, for the match-log reader (see rules.base.Game.FIELDS)
+    FIELDS = ("break player:i; shot player:i pins:S pocketed:i carom:i called:i fouls:S "
+              "void:i struck:S")
 
     def check_config(self, config):
         check_keys(config, ("start",), self.GAME)
@@ -111,19 +136,23 @@ class Rules(Game):
                       action)
         if action.get("a") == "break":
             return player << 1
-        pins = action.get("pins", [])
-        if type(pins) is not list:
-            self._bad("SP-2", "pins must be a list of the pins down, ids K, S1-S4, M1, M3",
-                      action)
-        mask = 0
-        for pin in pins:
-            i = PINS.index(pin) if type(pin) is str and pin in PINS else -1
-            if i < 0:
-                self._bad("SP-2", "unknown pin %r: the pins are K, S1, S2, S3, S4, M1 and M3"
-                          % (pin,), action)
-            if mask >> i & 1:
-                self._bad("SP-2", "pin %s listed twice (each pin once)" % pin, action)
-            mask |= 1 << i
+        void = action.get("void", 0)
+        if type(void) is not int or void not in (0, 1):
+            self._bad("SP-9", "void must be 1 (the referee voided the shot) or 0", action)
+        mask = self._pins(action, "pins")
+        struck = self._pins(action, "struck")
+        if mask & struck:
+            self._bad("SP-2", "pin %s is both down and struck: a pin the referee strikes is "
+                      "not down" % PINS[_first(mask & struck)], action)
+        if void:
+            # Interpretation (FP-17 at this table): a void shot counts nothing, so it carries
+            # no pins (those the switches counted go in struck), balls, carom, call or foul.
+            counted = [k for k, none in (("pocketed", 0), ("carom", 0), ("called", 0),
+                                         ("fouls", [])) if action.get(k, none) != none]
+            if mask or counted:
+                self._bad("SP-9", "a void shot counts nothing: no pins (they go in struck), "
+                          "balls, carom, call or foul", action)
+            return _VOID | player << 1 | struck << 3
         pocketed = self._count(action, "pocketed", 2, "SP-10", "two object balls, SP-1")
         carom = self._count(action, "carom", 1, "SP-11", "the cue ball hit both object balls")
         called = self._count(action, "called", 1, "SP-11", "a carom was announced")
@@ -140,29 +169,51 @@ class Rules(Game):
                 self._bad("SP-4", "foul %s listed twice" % foul, action)
             fmask |= 1 << i
         return (1 | player << 1 | mask << 2 | pocketed << 9 | carom << 11 | called << 12
-                | fmask << _FOUL_SHIFT)
+                | fmask << _FOUL_SHIFT | struck << _STRUCK)
+
+    def _pins(self, action, key):
+        pins = action.get(key, [])
+        if type(pins) is not list:
+            self._bad("SP-2", "%s must be a list of the pins %s, ids K, S1-S4, M1, M3"
+                      % (key, "down" if key == "pins" else "struck"), action)
+        mask = 0
+        for pin in pins:
+            i = PINS.index(pin) if type(pin) is str and pin in PINS else -1
+            if i < 0:
+                self._bad("SP-2", "unknown pin %r: the pins are K, S1, S2, S3, S4, M1 and M3"
+                          % (pin,), action)
+            if mask >> i & 1:
+                self._bad("SP-2", "pin %s listed twice (each pin once)" % pin, action)
+            mask |= 1 << i
+        return mask
 
     def decode(self, code):
         player = code >> 1 & 1
         if not code & 1:
-            return {"a": "break", "player": player}
-        pins = []
-        for i in range(len(PINS)):
-            if code >> (2 + i) & 1:
-                pins.append(PINS[i])
+            if not code & _VOID:
+                return {"a": "break", "player": player}
+            out = {"a": "shot", "player": player, "pins": [], "pocketed": 0, "carom": 0,
+                   "called": 0, "fouls": [], "void": 1}
+            if code >> 3:
+                out["struck"] = pin_ids(code >> 3)
+            return out
         fouls = []
         for i in range(len(FOULS)):
             if code >> (_FOUL_SHIFT + i) & 1:
                 fouls.append(FOULS[i])
-        return {"a": "shot", "player": player, "pins": pins, "pocketed": code >> 9 & 3,
-                "carom": code >> 11 & 1, "called": code >> 12 & 1, "fouls": fouls}
+        out = {"a": "shot", "player": player, "pins": pin_ids(code >> 2 & _ALL),
+               "pocketed": code >> 9 & 3, "carom": code >> 11 & 1, "called": code >> 12 & 1,
+               "fouls": fouls}
+        if code >> _STRUCK:
+            out["struck"] = pin_ids(code >> _STRUCK)
+        return out
 
     def step(self, s, code):
         if s[_WINNER] >= 0:
             raise RuleError("SP-3", "game over: player %d reached 0; only undo is allowed"
                             % s[_WINNER])
         player = code >> 1 & 1
-        if not code & 1:
+        if not code & (1 | _VOID):
             if s[_NEXT] >= 0:
                 raise RuleError("SP-15", "the break comes once, before the first shot")
             s[_NEXT] = player
@@ -173,7 +224,13 @@ class Rules(Game):
         if player != s[_NEXT]:
             raise RuleError("SP-9", "player %d is not on move, player %d is (a series goes on "
                             "until the shooter scores nothing or fouls)" % (player, s[_NEXT]))
-        fouls = code >> _FOUL_SHIFT
+        if not code & 1:
+            # A void shot counts nothing: no pin knocked down legally, so the series ends and
+            # the turn passes (SP-9).
+            s[_LAST] = 0
+            s[_NEXT] = 1 - player
+            return
+        fouls = code >> _FOUL_SHIFT & _FOUL_BITS
         total = s[_TOTAL0 + player]
         points = shot_sum(code)
         all_seven = code >> 2 & _ALL == _ALL

@@ -42,7 +42,7 @@ class Rules(Game):
     GAME = "shove-hapenny"
     ACTIONS = _KINDS
     PLAYERS = 2  # sides: a side of two is a pair of names (SH-4)
-    # The JSON type of each action key, for the match-log reader (see five_pins.Rules.FIELDS).
+    # The JSON type of each action key, for the match-log reader (see rules.base.Game.FIELDS).
     FIELDS = "start side:i; turn side:i beds:I void:s; claim side:i bed:i"
 
     def check_config(self, config):
