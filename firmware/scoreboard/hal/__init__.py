@@ -197,7 +197,7 @@ def framebuffer(buf, width=WIDTH, height=HEIGHT):
     try:
         import framebuf
     except ImportError:
-        from .sim import PyFrameBuffer
+        from .pyframebuf import PyFrameBuffer
         return PyFrameBuffer(buf, width, height)
     return framebuf.FrameBuffer(buf, width, height, framebuf.MONO_VLSB)
 
