@@ -78,6 +78,15 @@ def side_of(action, key, rule, count=2):
     return value
 
 
+def race_winner(a, b, target):
+    """A race to a target between two totals (texas 42's T42-7, domino bingo's big points):
+    once either has reached `target`, the higher wins (0 or 1); equal totals play on and are
+    judged the same way after the next hand. -1 while nobody has won."""
+    if (a >= target or b >= target) and a != b:
+        return 0 if a > b else 1
+    return -1
+
+
 class Codes:
     """The encoded actions of a game, in fixed blocks of ints: a long match grows by one small
     block at a time, never by reallocating one ever larger list, which a fragmented heap of a

@@ -20,7 +20,7 @@
 # at most 60 points or 3 big points, and bingo beats a trump double at most once: 840 points, 43
 # big points), so only a mistyped number is refused.
 
-from ...rules.base import Game, RuleError, check_keys, config_value
+from ...rules.base import Game, RuleError, check_keys, config_value, race_winner
 
 _BIG0 = 0  # + player
 _HANDS = 2
@@ -133,12 +133,9 @@ class Rules(Game):
             s[_BIG0 + p] += earned
             s[_LAST + p] = earned
         s[_HANDS] += 1
-        a = s[_BIG0]
-        b = s[_BIG0 + 1]
-        # Once a player has reached big_points_to_win, the one with more big points wins; equal
-        # plays on and is judged the same way after the next hand.
-        if (a >= self._to_win or b >= self._to_win) and a != b:
-            s[_WINNER] = 0 if a > b else 1
+        # Once a player has reached big_points_to_win, the one with more big points wins;
+        # equal plays on and is judged the same way after the next hand.
+        s[_WINNER] = race_winner(s[_BIG0], s[_BIG0 + 1], self._to_win)
 
     def export(self, s):
         return {"big": [s[_BIG0], s[_BIG0 + 1]], "hands": s[_HANDS],

@@ -5,7 +5,7 @@
 # 84 or 168, T42-2) and the points it took (tricks + count, 0..42, T42-3; the other side took the
 # rest). Scoring by T42-6, the winner by T42-7.
 
-from ...rules.base import Game, RuleError, check_keys, config_value
+from ...rules.base import Game, RuleError, check_keys, config_value, race_winner
 
 _SCORE0 = 0  # + side
 _HANDS = 2
@@ -83,12 +83,9 @@ class Rules(Game):
         s[_LAST] = pts[0]
         s[_LAST + 1] = pts[1]
         s[_HANDS] += 1
-        a = s[_SCORE0]
-        b = s[_SCORE0 + 1]
         # T42-7: once a side has reached the target, the higher total wins; equal totals play
         # on, and the next hand is judged the same way.
-        if (a >= self._target or b >= self._target) and a != b:
-            s[_WINNER] = 0 if a > b else 1
+        s[_WINNER] = race_winner(s[_SCORE0], s[_SCORE0 + 1], self._target)
 
     def export(self, s):
         return {"scores": [s[_SCORE0], s[_SCORE0 + 1]], "hands": s[_HANDS],
