@@ -196,14 +196,22 @@ def mp_main(argv):
 
 # -- the host side --------------------------------------------------------------------------------
 
-GAMES = ("five-pins", "shove-hapenny")
+# The games measured one by one, each on the board config named after it, and (config,
+# accuracy) of a 1,000- and a 10,000-action game of each: their host modules' board_bench and
+# long_bench.
+GAMES = ()
+LONG_GAME = LONGER_GAME = {}
+if not IS_MP:  # (this module runs on MicroPython too, which has no chalk)
+    from chalk import games as _games
+
+    GAMES = tuple(g.id for g in _games.every() if g.board_bench is not None)
+    LONG_GAME = {g: _games.get(g).board_bench for g in GAMES}
+    LONGER_GAME = {g: _games.get(g).long_bench for g in GAMES}
 SUBMITS = 500
 JOURNAL = 1000
 BOOT_LONG = 10000
 BOOT_HEAP = "512k"  # room for a 10,000-action game on this 64-bit port
 # Low accuracy keeps a game going for as many actions as asked; undos exercise the refold.
-LONG_GAME = {"shove-hapenny": ({}, 0.01), "five-pins": ({"target": 1000, "sets": 3}, 0.5)}
-LONGER_GAME = {"shove-hapenny": ({}, 0.0008), "five-pins": ({"target": 10000, "sets": 3}, 0.5)}
 
 
 def smoke():

@@ -55,6 +55,33 @@ def board_names():
     return sorted(q.stem for q in BOARDS.glob("*.json"))
 
 
+def board_for(game):
+    """The name of a board config that plays `game`: the one whose game it is, else one of the
+    same kind of board that may switch to it (a scorepad plays every keypad game: `chalk sim
+    --game`); None if none does. Asks the registry (the game's board.py), never the game's id."""
+    import json
+
+    from scoreboard import games
+
+    if games.module_name(game) is None:
+        return None
+    playing = {}
+    for name in board_names():
+        try:
+            playing[name] = json.loads((BOARDS / (name + ".json")).read_text(encoding="utf-8"))[
+                "game"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    for name, g in playing.items():
+        if g == game:
+            return name
+    if game in games.with_sensor("keypad"):
+        for name, g in playing.items():
+            if g in games.with_sensor("keypad"):
+                return name
+    return None
+
+
 def board_config(board):
     """A board config path from a board config's name (board_names()) or a path."""
     p = Path(board)

@@ -79,6 +79,7 @@ class Game(HostGame):
     random_opening = {"a": "break", "player": 0}
     bench = ({"target": 400, "sets": 3}, 0.5)
     long_bench = ({"target": 10000, "sets": 3}, 0.5)
+    board_bench = ({"target": 1000, "sets": 3}, 0.5)
     sample = dict(seed=5, accuracy=0.5, players=["Dasha", "Ivan"])
 
     def race(self, config):
