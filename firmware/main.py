@@ -116,11 +116,16 @@ def intern_later():
     from scoreboard.games import forget
 
     for name in LATER:
+        had = list(sys.modules)
         try:
             __import__("scoreboard." + name)
         except MemoryError:
             pass  # not even at boot: it is loaded (or refused) when it is needed
-        forget("scoreboard." + name)
+        # It goes, and so does every module it brought in (inject brings the link, signwork
+        # p256): none of them stays in RAM before it is needed.
+        for m in list(sys.modules):
+            if m not in had:
+                forget(m)
 
 
 def unload_config():
