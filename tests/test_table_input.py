@@ -247,3 +247,52 @@ def test_foul_list_on_the_screen(tmp_path):
         screen = press(button)
     acts = list(app.journal.actions())
     assert acts[-1]["fouls"] == ["red_first", "pin"] and acts[-1]["carom"] == 4
+
+
+# -- the referee's rulings: FP-17, FP-22, FP-24 ----------------------------------------------------
+
+def mark_ruling(tr, ruling, down=""):
+    """Mark a ruling from the foul list: after the fouls come "void", "in_contact" and then
+    "not down <pin>" for each pin counted down now (`down`, in PINS' order), and only those."""
+    from scoreboard.games.five_pins.referee import LIST
+
+    offered = list(LIST) + ["not down " + p for p in down]
+    for _ in range(offered.index(ruling) + 1):
+        tr.press("foul")
+    tr.press("confirm")
+
+
+def test_the_referee_voids_a_shot_strikes_a_pin_and_rules_balls_in_contact(tmp_path):
+    tr = five_start()
+    # FP-22: pins 1 and C fell; C leant on a ball rolling away: the referee strikes it.
+    tr.pin_fall("1", tr.t, None)
+    tr.pin_fall("C", tr.t + 20, None)
+    tr.wait(2500)
+    mark_ruling(tr, "not down C", "1C")
+    tr.press("confirm")
+    tr.wait(1000)
+    # FP-17: a spectator knocked the table: pin 2 fell, the shot is void, the turn passes.
+    tr.pin_fall("2", tr.t, None)
+    tr.wait(2500)
+    mark_fouls(tr, ["miss"])  # a foul chosen first does not count once the shot is void
+    mark_ruling(tr, "void", "2")
+    tr.press("confirm")
+    tr.wait(1000)
+    # FP-24: balls in contact, played from the break position: pin 3 scores nothing.
+    tr.pin_fall("3", tr.t, None)
+    tr.wait(2500)
+    mark_ruling(tr, "in_contact", "3")
+    tr.press("confirm")
+    tr.wait(1000)
+    # The next shot starts clean: no ruling is left over from the last.
+    tr.press("confirm")
+    actions, summary = play("five-pins", tr, tmp_path)
+    assert actions == [
+        BREAK,
+        dict(shot(0, "1"), struck="C"),
+        {"a": "shot", "player": 1, "pins": "", "carom": 0, "fouls": [], "void": 1,
+         "struck": "2"},
+        dict(shot(0, "3"), in_contact=1),
+        shot(1, ""),
+    ]
+    assert summary["state"]["scores"] == [2, 0] and summary["state"]["next"] == 0

@@ -56,11 +56,13 @@ def _fmask(fouls):
 
 
 def shot_points(rec, config):
-    """(points, penalty, to_opponent) of a shot by FP-9 .. FP-15."""
+    """(points, penalty, to_opponent) of a shot by FP-9 .. FP-15, FP-17 and FP-24."""
+    if rec.get("void"):
+        return 0, 0, False  # FP-17: nothing counts
     points = pin_points(_mask(rec.get("pins"))) + (rec.get("carom") or 0)
     fouls = _fmask(rec.get("fouls"))
     if not fouls:
-        return points, 0, False
+        return (0 if rec.get("in_contact") else points), 0, False  # FP-24: none for him
     return points, foul_penalty(fouls, (config or {}).get("pin_foul_penalty", 0)), True
 
 
@@ -97,6 +99,16 @@ class Game(HostGame):
         if a != "shot":
             return HostGame.describe(self, rec, before, after, names, config)
         other = 1 - p
+        struck = ""
+        if rec.get("struck"):
+            # FP-22: pins the switches counted that the referee ruled were not down
+            struck = "; %s struck by the referee, not down (FP-22)" % pins_words(rec["struck"])
+        if rec.get("void"):
+            text = "%s: shot void (FP-17: a third party or force majeure), nothing counts" % (
+                names[p])
+            if rec.get("struck"):
+                text += " (the switches had counted %s)" % pins_words(rec["struck"])
+            return text, []
         parts = [pins_words(rec.get("pins"))] if rec.get("pins") else []
         if rec.get("carom"):
             parts.append("carom %d" % rec["carom"])
@@ -109,8 +121,14 @@ class Game(HostGame):
                 names[other])
         elif points:
             text = "%s: %s — %d points" % (names[p], ", ".join(parts), points)
+        elif rec.get("in_contact"):
+            text = "%s%s — balls were in contact, played from the break position: nothing " \
+                "for the shooter (FP-24)" % (names[p], ": " + ", ".join(parts) if parts else "")
         else:
             text = "%s: no score" % names[p]
+        if foul and rec.get("in_contact"):
+            text += " (played from the break position, balls in contact: FP-24)"
+        text += struck
         to = other if foul else p
         if before is not None and after["sets"] != before["sets"]:
             target = (config or {}).get("target", 60)
@@ -132,6 +150,10 @@ class Game(HostGame):
                     "pins": "" if m.group(2) == "-" else m.group(2),
                     "carom": int(m.group(4) or 0),
                     "fouls": m.group(6).split(",") if m.group(6) else []}
+        m = re.match(r"^P([12]) void$", text or "")
+        if m:
+            return {"a": "shot", "player": int(m.group(1)) - 1, "pins": "", "carom": 0,
+                    "fouls": [], "void": 1}
         if text == "break" and state and state.get("breaker") is not None:
             return {"a": "break", "player": state["breaker"]}
         return HostGame.parse_last(self, text, state) if text == "undo" else None

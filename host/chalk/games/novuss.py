@@ -50,6 +50,10 @@ class Game(HostGame):
         if a != "shot":
             return HostGame.describe(self, rec, before, after, names, config)
         other = 1 - side
+        if rec.get("void"):
+            # A void shot (as FP-17): a third party or force majeure spoilt it
+            return ("%s: shot void (a third party or force majeure), nothing counts; %s to "
+                    "play (NV-6)" % (names[side], names[other])), []
         own, opp = rec.get("own", 0), rec.get("opp", 0)
         fouls = rec.get("fouls") or []
         parts = []

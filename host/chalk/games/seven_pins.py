@@ -54,6 +54,13 @@ class Game(HostGame):
         if a != "shot":
             return HostGame.describe(self, rec, before, after, names, config)
         pins = rec.get("pins") or []
+        if rec.get("void"):
+            # A void shot (as FP-17): a third party or force majeure spoilt it
+            text = "%s: shot void (a third party or force majeure), nothing counts; the turn " \
+                "passes (SP-9)" % names[p]
+            if rec.get("struck"):
+                text += " (the switches had counted %s)" % pins_words(rec["struck"])
+            return text, []
         parts = [pins_words(pins)]
         if rec.get("pocketed"):
             parts.append("%d ball%s potted" % (rec["pocketed"], "s" if rec["pocketed"] > 1
@@ -65,6 +72,8 @@ class Game(HostGame):
         if parts[0] == "no pin":
             parts = parts[1:] or ["nothing down"]
         text = "%s: %s" % (names[p], ", ".join(parts))
+        if rec.get("struck"):  # as FP-22: counted by the switches, ruled not down
+            text += " (%s struck by the referee, not down)" % pins_words(rec["struck"])
         fouls = rec.get("fouls") or []
         if fouls:
             text += " — foul: %s" % and_list([_SHORT.get(f, f) for f in fouls])

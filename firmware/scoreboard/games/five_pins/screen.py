@@ -27,6 +27,8 @@ def short(rec):
     """A shot in a few characters ("P1 12C c4 miss"); None: the common text."""
     if rec.get("a") != "shot":
         return None
+    if rec.get("void"):
+        return "P%d void" % (rec["player"] + 1)  # FP-17
     return "P%d %s%s%s" % (rec["player"] + 1, rec.get("pins") or "-",
                            " c%d" % rec["carom"] if rec.get("carom") else "",
                            " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
