@@ -141,6 +141,7 @@ class App:
         self.signer = None  # sign.Signer: the board's own key, loaded when first needed
         self.keyless = False  # the board has no key yet: the main loop has one made
         self.played = 0  # ticks of the host's last act or new (serve.py: the signer waits)
+        self.keypad_games = None  # a scorepad's: the games it may switch to, read at boot
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
         self._spill_failed = -1  # the game's length when a checkpoint could not be written
@@ -157,6 +158,8 @@ class App:
             self.service = True
         self.game = None
         self._resumable = True  # False: the journal's game cannot be played on here
+        if self.keys is not None:  # read while the heap is whole, before the journal fills it
+            self.keypad_games = games.with_sensor("keypad")
         from . import boardkey  # the board's own key: the chain of games, made at first boot
 
         boardkey.boot(self)
@@ -207,7 +210,7 @@ class App:
         whose board is a keypad (its board.py), one at a time."""
         if self.keys is None or type(game) is not str:
             return False
-        return game in games.with_sensor("keypad")
+        return game in self.keypad_games
 
     def _switch(self, game):
         if game != self.game_id:
@@ -847,7 +850,7 @@ class App:
         if kid is not None:
             out["kid"] = kid  # the name of the board's own key (chalk keys enrol)
         if self.keys is not None:
-            out["games"] = games.with_sensor("keypad")  # a scorepad plays any of these (new)
+            out["games"] = self.keypad_games  # a scorepad plays any of these (new)
         return out
 
     def lines_now(self):
