@@ -296,3 +296,41 @@ def test_the_referee_voids_a_shot_strikes_a_pin_and_rules_balls_in_contact(tmp_p
         shot(1, ""),
     ]
     assert summary["state"]["scores"] == [2, 0] and summary["state"]["next"] == 0
+
+
+def test_a_match_log_with_the_rulings_played_back_from_its_sensor_trace(tmp_path):
+    # The trace builder presses what the referee pressed: the log's void, struck and
+    # in_contact shots come back from the board as they were.
+    head = {"chalk": 1, "game": "five-pins", "config": {"target": 60, "sets": 3,
+                                                         "pin_foul_penalty": 0},
+            "players": ["Ann", "Bob"]}
+    want = [BREAK, dict(shot(0, "12"), struck="C"),
+            {"a": "shot", "player": 1, "pins": "", "carom": 0, "fouls": [], "void": 1,
+             "struck": "24"},
+            dict(shot(0, "3", fouls=["miss"]), in_contact=1),
+            dict(shot(1, "1C", carom=3), in_contact=1, struck="4"),
+            {"a": "shot", "player": 0, "pins": "", "carom": 0, "fouls": [], "void": 1}]
+    lines = [json.dumps(head)] + [json.dumps(dict(a, seq=i + 1)) for i, a in enumerate(want)]
+    actions, summary = play("five-pins", from_matchlog(lines, seed=3), tmp_path)
+    assert actions == want
+
+
+def test_void_and_struck_pins_of_seven_pins_and_novuss_played_back(tmp_path):
+    sp = {"a": "shot", "player": 0, "pins": ["S1"], "pocketed": 0, "carom": 0, "called": 0,
+          "fouls": []}
+    want = [BREAK, dict(sp, struck=["K"]),
+            {"a": "shot", "player": 0, "pins": [], "pocketed": 0, "carom": 0, "called": 0,
+             "fouls": [], "void": 1, "struck": ["S2", "M1"]},
+            dict(sp, player=1, pins=[])]
+    head = {"chalk": 1, "game": "seven-pins", "config": {"start": 300}, "players": ["A", "B"]}
+    lines = [json.dumps(head)] + [json.dumps(dict(a, seq=i + 1)) for i, a in enumerate(want)]
+    actions, _ = play("seven-pins", from_matchlog(lines, seed=5), tmp_path, "seven")
+    assert actions == want
+    want = [{"a": "start", "side": 0},
+            {"a": "shot", "side": 0, "own": 0, "opp": 0, "fouls": [], "void": 1},
+            {"a": "shot", "side": 1, "own": 1, "opp": 0, "fouls": []}]
+    head = {"chalk": 1, "game": "novuss", "config": {"per_side": 1, "pucks": 8},
+            "players": ["A", "B"]}
+    lines = [json.dumps(head)] + [json.dumps(dict(a, seq=i + 1)) for i, a in enumerate(want)]
+    actions, _ = play("novuss", from_matchlog(lines, seed=5), tmp_path, "novuss")
+    assert actions == want

@@ -6,7 +6,9 @@ from collections import Counter
 from chalk.games import common
 from chalk.games.common import HostGame, and_list, clock
 from scoreboard.games.five_pins.referee import FOULS as LIST_ORDER  # the foul list's order
+from scoreboard.games.five_pins.referee import LIST as RULING_LIST  # ... with the rulings
 from scoreboard.games.five_pins.rules import FOULS, PINS, foul_penalty, pin_points
+from scoreboard.referee.pintable import NOT_DOWN
 
 FOUL_WORDS = {
     "pin": "own ball knocked pins (FP-14)",
@@ -53,6 +55,21 @@ def _fmask(fouls):
         if f in FOULS:
             m |= 1 << FOULS.index(f)
     return m
+
+
+def ruling_list(down):
+    """The whole foul list while the pins `down` are counted: the fouls, the rulings, then
+    "not down <pin>" for each of those pins (referee/pintable.py)."""
+    return list(RULING_LIST) + [NOT_DOWN + p for p in down]
+
+
+def rulings(action, struck):
+    """The rulings a shot's record says the referee marked: void (FP-17), in contact (FP-24),
+    each pin struck (FP-22; in a void shot its pins are struck by the void itself)."""
+    if action.get("void"):
+        return ["void"]
+    out = ["in_contact"] if action.get("in_contact") else []
+    return out + [NOT_DOWN + p for p in struck]
 
 
 def shot_points(rec, config):
@@ -379,11 +396,15 @@ class Game(HostGame):
                     tr.press("break")
                 tr.press("confirm")
             elif a == "shot":
-                common.strike(tr, action.get("pins", ""), PINS)
+                # The switches count the pins down and those the referee strikes (FP-22).
+                struck = action.get("struck", "")
+                down = "".join(p for p in PINS if p in action.get("pins", "") or p in struck)
+                common.strike(tr, down, PINS)
                 carom = action.get("carom", 0)
                 if carom:
                     tr.press("carom%d" % carom)
                 common.foul_list(tr, action.get("fouls", []), LIST_ORDER)
+                common.foul_list(tr, rulings(action, struck), ruling_list(down))
                 tr.press("confirm")
                 tr.wait(500)
             elif a == "undo":

@@ -5,6 +5,7 @@ import re
 from chalk.games import common
 from chalk.games.common import HostGame, and_list, clock, plural
 from scoreboard.games.novuss.referee import FOULS as LIST_ORDER  # the foul list's order
+from scoreboard.games.novuss.referee import LIST as RULING_LIST  # ... with the ruling
 
 FOUL_WORDS = {
     "no_own_touch": "the striker touched no own puck (NV-7)",
@@ -223,6 +224,8 @@ class Game(HostGame):
                     tr.pocket(tr.rng.randint(1, 4), tr.t, (2000, 600)[colour])
                 tr.wait(tr.rng.randint(1000, 2000))  # everything at rest
                 common.foul_list(tr, action.get("fouls", []), LIST_ORDER)
+                if action.get("void"):  # the ruling after the fouls
+                    common.foul_list(tr, ["void"], RULING_LIST)
                 tr.press("confirm")
                 tr.wait(500)
             elif a == "undo":

@@ -3,7 +3,9 @@
 from chalk.games import common
 from chalk.games.common import HostGame, and_list, clock
 from scoreboard.games.seven_pins.referee import FOULS as LIST_ORDER  # the foul list's order
+from scoreboard.games.seven_pins.referee import LIST as RULING_LIST  # ... with the rulings
 from scoreboard.games.seven_pins.referee import PINS
+from scoreboard.referee.pintable import NOT_DOWN
 
 FOUL_WORDS = {
     "cue_pins": "the cue ball knocked a pin (SP-8)",
@@ -253,12 +255,17 @@ class Game(HostGame):
                         # An object ball drops through a pocket's beam (SP-10): counted.
                         tr.pocket(tr.rng.choice((1, 2)), t0 + 1500 + 700 * i)
 
-                common.strike(tr, action.get("pins", []), PINS, then=balls)
+                # The switches count the pins down and those the referee strikes (as FP-22).
+                struck = action.get("struck", [])
+                down = [p for p in PINS if p in action.get("pins", []) or p in struck]
+                common.strike(tr, down, PINS, then=balls)
                 if action.get("carom"):
                     tr.press("carom")
                 if action.get("called"):
                     tr.press("called")
                 common.foul_list(tr, action.get("fouls", []), LIST_ORDER)
+                marks = ["void"] if action.get("void") else [NOT_DOWN + p for p in struck]
+                common.foul_list(tr, marks, list(RULING_LIST) + [NOT_DOWN + p for p in down])
                 tr.press("confirm")
                 tr.wait(500)
             elif a == "undo":
