@@ -14,28 +14,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Chalk's main job: a whole traced game of each kind on the simulated board (the firmware on
-# the MicroPython unix port), its screen, the scoresheet it kept, checked against the rules.
+# the MicroPython unix port), its screen, the scoresheet it kept, checked against the rules:
+# every game of the registry with a bundled sample (bench/demo_games.py).
 demo: setup
-	$(BIN)/chalk sim --virtual --sheet --board shove-hapenny \
-		--trace host/chalk/samples/traces/shove-hapenny.jsonl
-	@echo
-	$(BIN)/chalk sim --virtual --sheet --board five-pins \
-		--trace host/chalk/samples/traces/five-pins.jsonl
-	@echo
-	$(BIN)/chalk sim --virtual --sheet --board seven-pins \
-		--trace host/chalk/samples/traces/seven-pins.jsonl
-	@echo
-	$(BIN)/chalk sim --virtual --sheet --board novuss \
-		--trace host/chalk/samples/traces/novuss.jsonl
-	@echo
-	$(BIN)/chalk sim --virtual --sheet --board scorepad --game texas-42 \
-		--trace host/chalk/samples/traces/texas-42.jsonl
-	@echo
-	$(BIN)/chalk sim --virtual --sheet --board scorepad --game domino-bingo \
-		--trace host/chalk/samples/traces/domino-bingo.jsonl
-	@echo
-	$(BIN)/chalk sim --virtual --sheet --board scorepad --game tally \
-		--config players=3 target=15 kind=caps --trace host/chalk/samples/traces/tally.jsonl
+	$(BIN)/python bench/demo_games.py
 	@echo
 	$(BIN)/python bench/demo_serve.py
 

@@ -28,9 +28,7 @@ def _app(board_cfg, flash):
     from scoreboard.hal.sim import SimBoard, VirtualClock
 
     board = SimBoard(board_cfg, flash, VirtualClock())
-    sys.modules.pop("scoreboard.boardconfig", None)
-    if hasattr(scoreboard, "boardconfig"):
-        delattr(scoreboard, "boardconfig")
+    scoreboard.boardconfig.unload()
     gc.collect()
     from scoreboard.app import App
 
@@ -130,8 +128,8 @@ def mp_heap(board_cfg, flash, trace):
     # The modules the running app loads: their bytecode sits in the heap on this port.
     __import__("scoreboard.app")
     __import__("scoreboard.hal.sim")
-    __import__("scoreboard.referee." + game)
-    __import__("scoreboard.rules." + game)
+    for part in ("referee", "rules", "screen"):  # the game's parts the app loads
+        __import__("scoreboard.games.%s.%s" % (game, part))
     gc.collect()
     code = gc.mem_alloc() - base
     board, app = _app(board_cfg, flash)
@@ -198,14 +196,22 @@ def mp_main(argv):
 
 # -- the host side --------------------------------------------------------------------------------
 
-GAMES = ("five-pins", "shove-hapenny")
+# The games measured one by one, each on the board config named after it, and (config,
+# accuracy) of a 1,000- and a 10,000-action game of each: their host modules' board_bench and
+# long_bench.
+GAMES = ()
+LONG_GAME = LONGER_GAME = {}
+if not IS_MP:  # (this module runs on MicroPython too, which has no chalk)
+    from chalk import games as _games
+
+    GAMES = tuple(g.id for g in _games.every() if g.board_bench is not None)
+    LONG_GAME = {g: _games.get(g).board_bench for g in GAMES}
+    LONGER_GAME = {g: _games.get(g).long_bench for g in GAMES}
 SUBMITS = 500
 JOURNAL = 1000
 BOOT_LONG = 10000
 BOOT_HEAP = "512k"  # room for a 10,000-action game on this 64-bit port
 # Low accuracy keeps a game going for as many actions as asked; undos exercise the refold.
-LONG_GAME = {"shove-hapenny": ({}, 0.01), "five-pins": ({"target": 1000, "sets": 3}, 0.5)}
-LONGER_GAME = {"shove-hapenny": ({}, 0.0008), "five-pins": ({"target": 10000, "sets": 3}, 0.5)}
 
 
 def smoke():
@@ -361,8 +367,9 @@ def main():
             img.write_bytes(make_romfs(str(tmp / "romsrc"), mpy_cross=False))
         for game in GAMES:
             mods = ["scoreboard.app", "scoreboard.serve", "scoreboard.hal.sim",
-                    "scoreboard.referee." + game.replace("-", "_"),
-                    "scoreboard.rules." + game.replace("-", "_")]
+                    "scoreboard.games.%s.referee" % game.replace("-", "_"),
+                    "scoreboard.games.%s.rules" % game.replace("-", "_"),
+                    "scoreboard.games.%s.screen" % game.replace("-", "_")]
             fs = _code_heap(mods, "import sys; sys.path.insert(0, %r)" % str(mpy))
             rom = _code_heap(mods, "import sys, vfs; vfs.mount(vfs.VfsRom(open(%r, 'rb')"
                              ".read()), '/rom'); sys.path.insert(0, '/rom/lib')" % str(img))

@@ -31,10 +31,38 @@ CAL_HERE_US = 27977  # the calibration workload here, in the same minute
 CAL_ESP32_US = CAL_HERE_US * PYSTONE_HERE / PYSTONE_ESP32  # 4.11 s on the ESP32
 MP = ROOT / "bench" / "mp_esp32.py"
 
-# (board config, game) for every board and every game it plays.
-ROWS = [("five-pins", "five-pins"), ("seven-pins", "seven-pins"), ("novuss", "novuss"),
-        ("shove-hapenny", "shove-hapenny"), ("scorepad", "texas-42"),
-        ("scorepad", "domino-bingo"), ("scorepad", "tally")]
+
+def _rows():
+    """(board config, game) for every game of the registry, on the board that plays it."""
+    from chalk.sim import board_for
+    from scoreboard import games
+
+    return [(board_for(g), g) for g in games.IDS if board_for(g) is not None]
+
+
+def _loaded(board, game):
+    """The board config, checked (boardconfig.load), playing `game`."""
+    from scoreboard import boardconfig
+
+    cfg = json.loads((ROOT / "firmware" / "boards" / (board + ".json")).read_text())
+    if cfg["game"] != game:
+        cfg["game"] = game
+        cfg["game_config"] = {}
+    return boardconfig.load(cfg)
+
+
+def _pins(cfg):
+    """The tilt pins' ids, in the lines' order (the game's board.py), or []."""
+    from scoreboard import boardconfig
+
+    return [n[4:] for n in boardconfig.switch_names(cfg) if n.startswith("pin.")]
+
+
+def _direct(cfg):
+    """True for a board whose every line interrupts (no peg chain, no key matrix scanned)."""
+    return "pegs" not in cfg and "keypad" not in cfg
+
+
 STEP_GOAL_MS = 10  # the longest step between two scans, on the chip (half the shortest press)
 TICK_GOAL_MS = 2.5  # a busy scan period's sensing, on the chip: half the 5 ms scan period
 
@@ -138,7 +166,7 @@ SIM_HEAP_KB = "288k"  # the simulated board's heap (chalk.sim.SIM_HEAP), where a
 STEPS_HEAP_KB = "352k"  # the step figures' run: the board, this bench's own code and its host
 # A collection of that 64-bit heap (the firmware's .mpy in it) against one of the 32-bit build's
 # 96 KB with the firmware frozen, the same booted 1,000-action game, fastest of 20: 57-62 us
-# against 16-23 us here (five-pins, shove ha'penny, scorepad); the smallest ratio is taken.
+# against 16-23 us here (a pin table, a peg board, a scorepad); the smallest ratio is taken.
 GC_64_TO_32 = 2.5
 PEER_ENV = "MICROPYTHON_ASYNC"  # a checkout of peterhinch/micropython-async, for the peer's figures
 
@@ -150,20 +178,23 @@ def _play_trace(board, game, seconds, seed=3):
 
     from chalk.traces import Trace
 
+    cfg = _loaded(board, game)
+    pins = _pins(cfg)
+    pocket = sorted(cfg.get("pockets", {}))[:1]  # the first pocket with a beam, if any
+    colour = bool(pocket) and "colour" in cfg["pockets"][pocket[0]]
     rng = random.Random(seed)
     tr = Trace(seed=seed)
-    pins = {"five-pins": "1234C", "seven-pins": ["K", "S1", "S2", "S3", "S4", "M1", "M3"]}
     for k in range(int(seconds // 4)):
         at = 1000 + 4000 * k
-        if board in pins:
-            for p in rng.sample(list(pins[board]), 2):
+        if pins:
+            for p in rng.sample(pins, 2):
                 tr.pin_fall(p, at + rng.randint(0, 80), rng.randint(80, 300))
-            tr.wobble(rng.choice(list(pins[board])), at + 600, rng.randint(4, 20))
-        if board in ("seven-pins", "novuss"):
-            tr.pocket(1, at + 1500, 2000 if board == "novuss" else None, 30)
-        if board == "shove-hapenny":
+            tr.wobble(rng.choice(pins), at + 600, rng.randint(4, 20))
+        if pocket:
+            tr.pocket(int(pocket[0]), at + 1500, 2000 if colour else None, 30)
+        if "pegs" in cfg:
             tr.at(at, "peg.0.%d.1" % (k % 9 + 1), 1 - (k // 9) % 2)
-        if board == "scorepad":
+        if "keypad" in cfg:
             tr.t = at
             tr.key("1")
     return tr
@@ -212,9 +243,9 @@ def cpu_per_second(tmp, board, game, seconds, peer_dir):
     return chalk_ms, max(0, peer - drv) / 1000 / seconds
 
 
-def _accuracy_trace(n, seed=5, min_fall=30):
-    """n falls (min_fall + 10 .. 400 ms) and n wobbles (2 .. min_fall - 5 ms) of the five
-    pins, in random order, 400 ms apart."""
+def _accuracy_trace(n, pins, seed=5, min_fall=30):
+    """n falls (min_fall + 10 .. 400 ms) and n wobbles (2 .. min_fall - 5 ms) of the pins, in
+    random order, 400 ms apart."""
     import random
 
     from chalk.traces import Trace
@@ -226,7 +257,7 @@ def _accuracy_trace(n, seed=5, min_fall=30):
     truth = []
     for k, kind in enumerate(kinds):
         at = 500 + 400 * k + rng.randint(0, 4)
-        pin = rng.choice("1234C")
+        pin = rng.choice(pins)
         ms = rng.randint(min_fall + 10, 300) if kind == "fall" else rng.randint(2, min_fall - 5)
         tr.pin_fall(pin, at, ms)
         truth.append((kind, pin, at, ms))
@@ -243,19 +274,27 @@ def _seen(truth, hits, slack):
     return 100.0 * got["fall"] / falls, 100.0 * got["wobble"] / (len(truth) - falls)
 
 
-def accuracy(tmp, peer_dir, n):
-    """(Chalk's % of falls counted, % of wobbles counted; the peer's, or None)."""
-    cfg = json.loads((ROOT / "firmware" / "boards" / "five-pins.json").read_text())
+def pin_table():
+    """The first board of the registry's games with tilt pins: (board, game)."""
+    for board, game in _rows():
+        if _pins(_loaded(board, game)):
+            return board, game
+    return None, None
+
+
+def accuracy(tmp, peer_dir, n, board, game):
+    """(Chalk's % of falls counted, % of wobbles counted; the peer's, or None) on a pin table."""
+    cfg = json.loads((ROOT / "firmware" / "boards" / (board + ".json")).read_text())
     cfg["timings"]["settle_ms"] = 150  # a window a fall: each counted on its own
     path = tmp / "accuracy.json"
     path.write_text(json.dumps(cfg))
-    tr, truth = _accuracy_trace(n, min_fall=cfg["timings"]["min_fall_ms"])
+    pins = _pins(_loaded(board, game))
+    tr, truth = _accuracy_trace(n, pins, min_fall=cfg["timings"].get("min_fall_ms", 30))
     trace = tmp / "accuracy.jsonl"
     tr.write(trace)
     d = tmp / "acc-chalk"
     d.mkdir()
     _, r = _cpu(["acc", path, d, trace], 0)
-    pins = "1234C"
     chalk = _seen(truth, [(pins[i], ms) for i, ms in r["downs"]], 0)
     if peer_dir is None:
         return chalk, None
@@ -287,7 +326,8 @@ def main(smoke=False):
           " docs/simulator.md)" % (factor, PYSTONE_ESP32, PYSTONE_HERE,
                                    CAL_ESP32_US / factor / 1000, CAL_ESP32_US / 1e6))
     steps = 400 if smoke else 4000
-    rows = ROWS[:1] if smoke else ROWS
+    rows = _rows()
+    rows = [r for r in rows if _direct(_loaded(*r))][:1] if smoke else rows
     print("%-14s %-13s %12s %12s %8s" % ("board", "game", "idle ms", "busy ms", "goal"))
     with tempfile.TemporaryDirectory(prefix="chalk-esp32-") as tmp:
         tmp = Path(tmp)
@@ -310,7 +350,7 @@ def main(smoke=False):
                                              "goal"))
         for board, game in rows:
             mine, theirs = cpu_per_second(tmp, board, game, seconds, peer)
-            direct = board not in ("shove-hapenny", "scorepad")
+            direct = _direct(_loaded(board, game))
             goal = "<= Switch" if direct else "(see below)"
             print("%-14s %-13s %12.1f %12s %10s" % (
                 board, game, mine * factor, "%.1f" % (theirs * factor) if theirs is not None
@@ -319,7 +359,7 @@ def main(smoke=False):
               "wobble, a puck, a peg, a key; the time the board is not asleep, less the trace's "
               "own driving (Chalk: best of 2). Switch: one task per switch line polling its pin "
               "every 50 ms; it cannot watch a peg chain or a key matrix, which Chalk also "
-              "scans on shove-hapenny and scorepad boards.%s)" % (
+              "scans on boards with pegs or a keypad.%s)" % (
                   seconds, "" if peer else " Switch not measured: set %s to a checkout of "
                   "peterhinch/micropython-async" % PEER_ENV))
         print()
@@ -348,9 +388,10 @@ def main(smoke=False):
               "play's longest is the action's own step, an undo journaled and replayed through "
               "the rules.)" % (GC_64_TO_32, SIM_HEAP_KB))
         n = 20 if smoke else 100
-        mine, theirs = accuracy(tmp, peer, n)
+        board, game = pin_table()
+        mine, theirs = accuracy(tmp, peer, n, board, game)
         print()
-        print("accuracy on a five-pins table, %d falls and %d wobbles (FP-19, FP-21)" % (n, n))
+        print("accuracy on a %s table, %d falls and %d wobbles (FP-19, FP-21)" % (board, n, n))
         print("%-30s %12s %12s" % ("", "falls seen", "wobbles seen"))
         print("%-30s %11.1f%% %11.1f%%" % ("Chalk (goal 100 % / 0 %)", mine[0], mine[1]))
         if theirs is not None:

@@ -21,6 +21,7 @@ for _p in (ROOT, ROOT / "host", ROOT / "firmware"):
 RECORDS = 1000
 DEBUG = "-v" in sys.argv
 GAME = 600
+BOARD = "five-pins"  # the board config this bench drives (its game: a 1,000-action one)
 
 
 def smoke():
@@ -44,11 +45,14 @@ def _journal(flash, head, actions):
 
 
 def _game(n):
+    from chalk import games
     from chalk.randomgame import random_match
 
+    game = json.loads((ROOT / "firmware" / "boards" / (BOARD + ".json")).read_text())["game"]
+    cfg, acc = games.get(game).board_bench or games.get(game).long_bench
     for seed in range(100):
-        head, actions = random_match("five-pins", seed=seed, max_actions=n,
-                                     config={"target": 1000, "sets": 3}, accuracy=0.5)
+        head, actions = random_match(game, seed=seed, max_actions=n, config=dict(cfg),
+                                     accuracy=acc)
         if len(actions) == n:
             return head, actions
     raise RuntimeError("no %d-action game" % n)
@@ -79,7 +83,7 @@ def main():
         tmp = Path(tmp)
         mpy = tmp / "mpy"
         compile_firmware(mpy, arch=None)
-        board = json.loads((ROOT / "firmware" / "boards" / "five-pins.json").read_text())
+        board = json.loads((ROOT / "firmware" / "boards" / (BOARD + ".json")).read_text())
         cases = [("resync", "a 1,000-record resync", RECORDS - 1),
                  ("undos", "a %d-action game, 20 undos" % GAME, GAME),
                  ("redraw", "20 whole-screen redraws (OLED)", 50)]

@@ -1,9 +1,9 @@
 """`chalk serve` under load, printed (never asserted): how many boards one server keeps up with
 at one action a second each, and how long a board's action takes to reach the page.
 
-N simulated five-pins boards (the firmware on the MicroPython unix port, each behind its own
-pseudo-terminal) are served by one `chalk serve`. Each board gets one action a second through
-the server's API (`act`, a legal random game); a listener on the page's event stream
+N simulated boards of one kind (BOARD; the firmware on the MicroPython unix port, each behind
+its own pseudo-terminal) are served by one `chalk serve`. Each board gets one action a second
+through the server's API (`act`, a legal random game); a listener on the page's event stream
 (/api/events, what the browser's EventSource reads) notes when each table's view shows the
 action's seq. Latency is from the request to that event: the board applying and journaling the
 action, its frames on the wire, the archive's transaction, the server's state refresh and the
@@ -30,6 +30,8 @@ from chalk.randomgame import random_match  # noqa: E402
 from chalk.sim import Sim  # noqa: E402
 from scoreboard import matchlog  # noqa: E402
 
+BOARD = "five-pins"  # the board config every simulated table of this bench runs
+CONFIG = {"target": 400}  # its game's config: a game that lasts the bench
 SECONDS = 12
 BOARDS = (1, 4, 8, 16, 24, 32)
 
@@ -70,9 +72,14 @@ def listen(url, seen, stop, alarms=None):
                 data, event = None, None
 
 
+def _game():
+    """The game BOARD plays (its config's)."""
+    return json.loads((ROOT / "firmware" / "boards" / (BOARD + ".json")).read_text())["game"]
+
+
 def drive(url, table, sent, errors, stop):
-    _head, actions = random_match("five-pins", seed=hash(table) % 1000, max_actions=200,
-                                  config={"target": 400})
+    _head, actions = random_match(_game(), seed=hash(table) % 1000, max_actions=200,
+                                  config=dict(CONFIG))
     start = time.monotonic()
     for i, (_s, _t, a) in enumerate(actions):
         if stop.is_set():
@@ -93,7 +100,7 @@ def drive(url, table, sent, errors, stop):
 
 def run(n, tmp, seconds=SECONDS):
     tmp = Path(tmp)
-    sims = [Sim("five-pins", flash=tmp / ("flash%d" % i), test_mode=True) for i in range(n)]
+    sims = [Sim(BOARD, flash=tmp / ("flash%d" % i), test_mode=True) for i in range(n)]
     for s in sims:
         s.start()
     env = dict(os.environ, CHALK_SERVE_FILE=str(tmp / "serve.json"),
@@ -120,8 +127,7 @@ def run(n, tmp, seconds=SECONDS):
                 if time.monotonic() > deadline:
                     raise RuntimeError("table t%d never connected" % i)
                 time.sleep(0.1)
-            post(url + "/api/tables/t%d/new" % i, {"game": "five-pins",
-                                                   "config": {"target": 400}})
+            post(url + "/api/tables/t%d/new" % i, {"game": _game(), "config": dict(CONFIG)})
         seen, sent, errors, alarms = {}, [], [], []
         stop, heard = threading.Event(), threading.Event()
         threading.Thread(target=listen, args=(url, seen, heard, alarms), daemon=True).start()

@@ -1,9 +1,10 @@
 """`make demo`, last part: `chalk serve` on a simulated board, and other commands through it.
 
-A simulated shove ha'penny table plays its sample sensor trace; `chalk serve` archives it and
-serves the scoreboard page; `chalk watch --once` and `chalk stats` then run beside it, the
-first through the server's API (the port is the server's). Everything stays on 127.0.0.1 and
-in a temporary directory; the commands are printed as a user would type them.
+A simulated table (the registry's first game, on its board) plays its sample sensor trace;
+`chalk serve` archives it and serves the scoreboard page; `chalk watch --once` and `chalk stats`
+then run beside it, the first through the server's API (the port is the server's). Everything
+stays on 127.0.0.1 and in a temporary directory; the commands are printed as a user would type
+them.
 """
 
 import json
@@ -18,9 +19,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from chalk.sim import Sim  # noqa: E402
+from chalk import games  # noqa: E402
+from chalk.sim import Sim, board_for  # noqa: E402
 
-TRACE = ROOT / "host" / "chalk" / "samples" / "traces" / "shove-hapenny.jsonl"
+GAME = games.IDS[0]
+TRACE = ROOT / "host" / "chalk" / "samples" / "traces" / (GAME + ".jsonl")
 
 
 def say(text):
@@ -33,8 +36,9 @@ def main():
         env = dict(os.environ, CHALK_SERVE_FILE=str(tmp / "serve.json"),
                    CHALK_DB=str(tmp / "archive.sqlite3"))
         env.pop("CHALK_PORT", None)
-        with Sim("shove-hapenny", flash=tmp / "flash", trace=TRACE) as sim:
-            say("$ chalk sim --board shove-hapenny --trace %s &" % TRACE.relative_to(ROOT))
+        board = board_for(GAME)
+        with Sim(board, flash=tmp / "flash", trace=TRACE, game=GAME) as sim:
+            say("$ chalk sim --board %s --trace %s &" % (board, TRACE.relative_to(ROOT)))
             say("simulated board on %s" % sim.port)
             say("$ chalk serve --table snug=%s" % sim.port)
             serve = subprocess.Popen(
@@ -49,14 +53,14 @@ def main():
             try:
                 if url is None:
                     raise SystemExit("chalk serve did not start")
-                # Wait until the board has played a few turns (the trace is ~3 minutes long).
+                # Wait until the board has played a few actions (the trace is minutes long).
                 deadline = time.monotonic() + 120
-                while time.monotonic() < deadline:
+                seen = set()
+                while time.monotonic() < deadline and len(seen) < 4:
                     with urllib.request.urlopen(url + "/api/tables/snug", timeout=10) as r:
                         t = json.loads(r.read())
-                    if t["connected"] and (t["view"]["headline"] or "").startswith("turn ") \
-                            and int(t["view"]["headline"].split()[1]) >= 3:
-                        break
+                    if t["connected"] and t["view"].get("rows"):
+                        seen.add(json.dumps(t["view"]["rows"], sort_keys=True))  # a new score
                     time.sleep(0.2)
                 say("$ chalk watch --once        # the board's port is chalk serve's: "
                     "through its API")

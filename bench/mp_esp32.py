@@ -65,10 +65,7 @@ def _app(cfg, flash):
     from scoreboard.hal.sim import SimBoard, VirtualClock
 
     board = SimBoard(cfg, flash, VirtualClock())
-    for part in ("boardpockets", "boardpegs", "boardkeypad", "boardconfig"):
-        sys.modules.pop("scoreboard." + part, None)
-        if hasattr(scoreboard, part):
-            delattr(scoreboard, part)
+    scoreboard.boardconfig.unload()
     gc.collect()
     from scoreboard.app import App
 

@@ -30,10 +30,10 @@ def main(path, reps, mode):
     if mode == "time":
         count = [0]
 
-        def tally(n, rec, state):
+        def one(n, rec, state):
             count[0] += 1
 
-        replay(path, tally)
+        replay(path, one)
         n = count[0]
         t0 = ticks_us()
         for _ in range(reps):

@@ -13,15 +13,6 @@ import gc
 import sys
 
 
-def forget(name):
-    """Drop a module that is only needed at start-up (boardconfig), so its code frees RAM."""
-    sys.modules.pop(name, None)
-    pkg, _, attr = name.rpartition(".")
-    if pkg in sys.modules and hasattr(sys.modules[pkg], attr):
-        delattr(sys.modules[pkg], attr)
-    gc.collect()
-
-
 def sim_main(argv):
     from scoreboard.hal.sim import SimBoard, VirtualClock
     from scoreboard.hal.simtrace import TracePlayer
@@ -44,11 +35,11 @@ def sim_main(argv):
         sys.exit(2)
     virtual = "--virtual" in flags
     board = SimBoard(pos[0], pos[1], VirtualClock() if virtual else None)
-    for part in ("boardpockets", "boardpegs", "boardkeypad"):
-        forget("scoreboard." + part)  # they hold boardconfig's functions: first
     if opts["--baud"]:
         board.baud = int(opts["--baud"])
-    forget("scoreboard.boardconfig")
+    unload_config()
+    intern_later()
+    gc.collect()  # (here: no frame holds a module let go)
     if virtual:
         return run_virtual(board, opts["--trace"], "--test-mode" in flags)
     from scoreboard.serve import serve
@@ -94,15 +85,56 @@ def run_virtual(board, trace_path, test_mode):
 
 
 def esp32_main():
-    from scoreboard import boardconfig
-    from scoreboard.hal.esp32 import make_board
+    board = esp32_board()
+    intern_later()
+    gc.collect()  # the config's code freed (no frame here holds it)
     from scoreboard.serve import serve
 
-    board = make_board(boardconfig.load("/board.json"))
-    for part in ("boardpockets", "boardpegs", "boardkeypad"):
-        forget("scoreboard." + part)  # they hold boardconfig's functions: first
-    forget("scoreboard.boardconfig")
     serve(board)
+
+
+def esp32_board():
+    from scoreboard import boardconfig
+    from scoreboard.hal.esp32 import make_board
+
+    board = make_board(boardconfig.load("/board.json"))
+    boardconfig.unload()
+    return board
+
+
+# Modules a board loads only later, in play: the compact frames, the heap gauge, checkpoints, the
+# line recorder, injected input and the signer. MicroPython keeps every name a loaded module
+# brings (.mpy files: not those of a frozen image) in a table that grows by doubling, one block
+# at a time: on the unix port 14 KB in one piece when it passes some 1,250 names, which these
+# modules take it past. Loaded at boot and let go at once, they make the table grow now, while
+# the heap is in one piece, and not mid-game, when a fragmented heap may have no block that big
+# and the import (a reply, a signature) would fail.
+LATER = ("pack", "gauge", "spill", "record", "inject", "sign", "p256", "signwork")
+
+
+def intern_later():
+    """Import each module of LATER and let it go again: only its names stay."""
+    from scoreboard.games import forget
+
+    for name in LATER:
+        had = list(sys.modules)
+        try:
+            __import__("scoreboard." + name)
+        except MemoryError:
+            pass  # not even at boot: it is loaded (or refused) when it is needed
+        # It goes, and so does every module it brought in (inject brings the link, signwork
+        # p256): none of them stays in RAM before it is needed.
+        for m in list(sys.modules):
+            if m not in had:
+                forget(m)
+
+
+def unload_config():
+    """Let the board config package go (and every game's board.py): only start-up needs it, and
+    its code frees RAM. (Collected here, after the call: no frame of this one holds the
+    package, so the collection frees it.)"""
+    sys.modules["scoreboard.boardconfig"].unload()
+    gc.collect()
 
 
 if sys.platform in ("linux", "darwin"):

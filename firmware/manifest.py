@@ -12,7 +12,7 @@
 # Board configs are data, not code, and are not frozen: copy the chosen one onto the board's
 # filesystem as /board.json, the file main.py loads at boot:
 #
-#     mpremote cp firmware/boards/five-pins.json :/board.json
+#     mpremote cp firmware/boards/<the board's>.json :/board.json
 #
 # With this image, do not also copy scoreboard/ onto the filesystem: the board searches '' (the
 # filesystem root) before '.frozen', so a stale copy there would shadow the frozen package.

@@ -13,7 +13,7 @@ import pytest
 from chalk.randomgame import random_match
 from chalk.sim import run_virtual
 from chalk.traces import Trace, from_matchlog
-from scoreboard.referee.five_pins import FOULS
+from scoreboard.games.five_pins.referee import FOULS
 from scoreboard.rules import new_game
 from tests.mpy import micropython_path
 from tests.test_sim_games import check_game, log_lines

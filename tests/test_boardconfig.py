@@ -376,7 +376,7 @@ def test_spi_peg_driver_defaults_and_its_mosi_pin():
 def test_the_gpio_check_sees_every_gpio_of_the_pin_map(path):
     # A board checks its GPIOs (one line each) without the pin map's notes in its RAM: both
     # lists must name the same GPIOs under the same key paths, in the same order.
-    from scoreboard import boardpins
+    from scoreboard.boardconfig import pins as boardpins
 
     cfg = boardconfig.load(str(path))
     assert boardconfig._gpio_paths(cfg) == [(r[0], r[5]) for r in boardpins.uses(cfg)]

@@ -74,7 +74,7 @@ def test_stale_mpy_files_are_removed(tmp_path):
     stale.write_bytes(b"M\x06")
     build.compile_firmware(tmp_path, arch=None)
     assert not stale.exists()
-    assert (tmp_path / "scoreboard" / "boardconfig.mpy").exists()
+    assert (tmp_path / "scoreboard" / "boardconfig" / "__init__.mpy").exists()
 
 
 def test_build_command_line(tmp_path, capsys):

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoreboard import scenario
+from scoreboard.games.five_pins.rules import FOULS, Rules
 from scoreboard.rules import ConfigError, RuleError, new_game
-from scoreboard.rules.five_pins import FOULS, Rules
 
 SCENARIOS = sorted((Path(__file__).parent / "scenarios" / "five-pins").glob("*.json"))
 KEYS = {"scores", "sets", "set", "next", "breaker", "ball_in_hand", "winner"}

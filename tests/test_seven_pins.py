@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoreboard import scenario
+from scoreboard.games.seven_pins.rules import FOULS, PINS, Rules
 from scoreboard.rules import ConfigError, RuleError, new_game
-from scoreboard.rules.seven_pins import FOULS, PINS, Rules
 
 SCENARIOS = sorted((Path(__file__).parent / "scenarios" / "seven-pins").glob("*.json"))
 ALL7 = ["K", "S1", "S2", "S3", "S4", "M1", "M3"]

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scoreboard import scenario
+from scoreboard.games.shove_hapenny.rules import Rules
 from scoreboard.rules import ConfigError, RuleError, new_game, rules_for
-from scoreboard.rules.shove_hapenny import Rules
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "shove-hapenny"
 SCENARIO_FILES = sorted(SCENARIOS.glob("*.json"))

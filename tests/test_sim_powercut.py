@@ -22,7 +22,7 @@ import pytest
 from chalk.link import BoardLink, open_port
 from chalk.randomgame import random_match
 from chalk.sim import Sim
-from scoreboard.referee.five_pins import FOULS
+from scoreboard.games.five_pins.referee import FOULS
 from scoreboard.rules import new_game
 from tests.conftest import report_micropython
 from tests.mpy import micropython_path

@@ -14,7 +14,7 @@ from chalk.randomgame import random_match
 from chalk.sim import run_virtual
 from chalk.traces import Trace, from_matchlog
 from scoreboard import boardconfig
-from scoreboard.referee.five_pins import FOULS
+from scoreboard.games.five_pins.referee import FOULS
 from scoreboard.rules import new_game
 from tests.mpy import ROOT, micropython_path
 
@@ -247,3 +247,90 @@ def test_foul_list_on_the_screen(tmp_path):
         screen = press(button)
     acts = list(app.journal.actions())
     assert acts[-1]["fouls"] == ["red_first", "pin"] and acts[-1]["carom"] == 4
+
+
+# -- the referee's rulings: FP-17, FP-22, FP-24 ----------------------------------------------------
+
+def mark_ruling(tr, ruling, down=""):
+    """Mark a ruling from the foul list: after the fouls come "void", "in_contact" and then
+    "not down <pin>" for each pin counted down now (`down`, in PINS' order), and only those."""
+    from scoreboard.games.five_pins.referee import LIST
+
+    offered = list(LIST) + ["not down " + p for p in down]
+    for _ in range(offered.index(ruling) + 1):
+        tr.press("foul")
+    tr.press("confirm")
+
+
+def test_the_referee_voids_a_shot_strikes_a_pin_and_rules_balls_in_contact(tmp_path):
+    tr = five_start()
+    # FP-22: pins 1 and C fell; C leant on a ball rolling away: the referee strikes it.
+    tr.pin_fall("1", tr.t, None)
+    tr.pin_fall("C", tr.t + 20, None)
+    tr.wait(2500)
+    mark_ruling(tr, "not down C", "1C")
+    tr.press("confirm")
+    tr.wait(1000)
+    # FP-17: a spectator knocked the table: pin 2 fell, the shot is void, the turn passes.
+    tr.pin_fall("2", tr.t, None)
+    tr.wait(2500)
+    mark_fouls(tr, ["miss"])  # a foul chosen first does not count once the shot is void
+    mark_ruling(tr, "void", "2")
+    tr.press("confirm")
+    tr.wait(1000)
+    # FP-24: balls in contact, played from the break position: pin 3 scores nothing.
+    tr.pin_fall("3", tr.t, None)
+    tr.wait(2500)
+    mark_ruling(tr, "in_contact", "3")
+    tr.press("confirm")
+    tr.wait(1000)
+    # The next shot starts clean: no ruling is left over from the last.
+    tr.press("confirm")
+    actions, summary = play("five-pins", tr, tmp_path)
+    assert actions == [
+        BREAK,
+        dict(shot(0, "1"), struck="C"),
+        {"a": "shot", "player": 1, "pins": "", "carom": 0, "fouls": [], "void": 1,
+         "struck": "2"},
+        dict(shot(0, "3"), in_contact=1),
+        shot(1, ""),
+    ]
+    assert summary["state"]["scores"] == [2, 0] and summary["state"]["next"] == 0
+
+
+def test_a_match_log_with_the_rulings_played_back_from_its_sensor_trace(tmp_path):
+    # The trace builder presses what the referee pressed: the log's void, struck and
+    # in_contact shots come back from the board as they were.
+    head = {"chalk": 1, "game": "five-pins", "config": {"target": 60, "sets": 3,
+                                                         "pin_foul_penalty": 0},
+            "players": ["Ann", "Bob"]}
+    want = [BREAK, dict(shot(0, "12"), struck="C"),
+            {"a": "shot", "player": 1, "pins": "", "carom": 0, "fouls": [], "void": 1,
+             "struck": "24"},
+            dict(shot(0, "3", fouls=["miss"]), in_contact=1),
+            dict(shot(1, "1C", carom=3), in_contact=1, struck="4"),
+            {"a": "shot", "player": 0, "pins": "", "carom": 0, "fouls": [], "void": 1}]
+    lines = [json.dumps(head)] + [json.dumps(dict(a, seq=i + 1)) for i, a in enumerate(want)]
+    actions, summary = play("five-pins", from_matchlog(lines, seed=3), tmp_path)
+    assert actions == want
+
+
+def test_void_and_struck_pins_of_seven_pins_and_novuss_played_back(tmp_path):
+    sp = {"a": "shot", "player": 0, "pins": ["S1"], "pocketed": 0, "carom": 0, "called": 0,
+          "fouls": []}
+    want = [BREAK, dict(sp, struck=["K"]),
+            {"a": "shot", "player": 0, "pins": [], "pocketed": 0, "carom": 0, "called": 0,
+             "fouls": [], "void": 1, "struck": ["S2", "M1"]},
+            dict(sp, player=1, pins=[])]
+    head = {"chalk": 1, "game": "seven-pins", "config": {"start": 300}, "players": ["A", "B"]}
+    lines = [json.dumps(head)] + [json.dumps(dict(a, seq=i + 1)) for i, a in enumerate(want)]
+    actions, _ = play("seven-pins", from_matchlog(lines, seed=5), tmp_path, "seven")
+    assert actions == want
+    want = [{"a": "start", "side": 0},
+            {"a": "shot", "side": 0, "own": 0, "opp": 0, "fouls": [], "void": 1},
+            {"a": "shot", "side": 1, "own": 1, "opp": 0, "fouls": []}]
+    head = {"chalk": 1, "game": "novuss", "config": {"per_side": 1, "pucks": 8},
+            "players": ["A", "B"]}
+    lines = [json.dumps(head)] + [json.dumps(dict(a, seq=i + 1)) for i, a in enumerate(want)]
+    actions, _ = play("novuss", from_matchlog(lines, seed=5), tmp_path, "novuss")
+    assert actions == want

@@ -471,3 +471,32 @@ def test_a_scorepad_shows_no_prompt_and_no_record_text(tmp_path):
             assert [r["name"] for r in v["rows"]] == ["Ann & Cy", "Bob & Di"]
             assert v["note"] == "" and "?" not in json.dumps(v)  # the pad's prompt stays there
             assert v["race"] == "to 250" and v["game_name"] == "Texas 42"
+
+
+def test_the_referees_rulings_in_words():
+    # FP-17 void, FP-22 struck pins, FP-24 balls in contact: said, with the rule.
+    from chalk import games
+
+    fp = games.get("five-pins")
+    st = {"scores": [0, 0], "sets": [0, 0], "set": 1, "ball_in_hand": False, "next": 0}
+    names = ["Dasha", "Ivan"]
+    text, _ = fp.describe({"a": "shot", "player": 0, "pins": "", "carom": 0, "fouls": [],
+                           "void": 1, "struck": "1C"}, st, st, names, {})
+    assert "void" in text and "FP-17" in text and "pins 1 and C" in text
+    text, _ = fp.describe({"a": "shot", "player": 0, "pins": "2", "carom": 0, "fouls": [],
+                           "struck": "C"}, st, st, names, {})
+    assert "2 points" in text and "pin C struck" in text and "FP-22" in text
+    text, _ = fp.describe({"a": "shot", "player": 1, "pins": "12C", "carom": 4, "fouls": [],
+                           "in_contact": 1}, st, st, names, {})
+    assert "nothing for the shooter" in text and "FP-24" in text and "points" not in text
+    assert fp.parse_last("P2 void", st)["void"] == 1
+    sp = games.get("seven-pins")
+    st7 = {"totals": [300, 300], "next": 0, "winner": None}
+    text, _ = sp.describe({"a": "shot", "player": 0, "pins": [], "pocketed": 0, "carom": 0,
+                           "called": 0, "fouls": [], "void": 1}, st7, st7, names, {})
+    assert "void" in text and "nothing counts" in text
+    nv = games.get("novuss")
+    stn = {"left": [8, 8], "debt": [0, 0], "next": 1, "winner": None}
+    text, _ = nv.describe({"a": "shot", "side": 0, "own": 0, "opp": 0, "fouls": [], "void": 1},
+                          stn, stn, names, {})
+    assert "void" in text and "Ivan to play" in text

@@ -7,12 +7,11 @@
 # the action in flight.
 
 import gc
-import json
 import time
 from array import array
 
-from . import chain, sense
-from .display import Display, screen
+from . import chain, games, sense
+from .display import Display, screen, short
 from .journal import JournalError
 from .referee import referee_for
 from .rules import ConfigError, RuleError, rules_for
@@ -131,6 +130,7 @@ class App:
         self.journal = journal or chain.ChainedJournal(board.storage.root)
         self.display = Display(board.display)
         self.referee = referee_for(self.game_id)(self)
+        self.screen_part = games.part(self.game_id, "screen")  # the game's own screen rows
         self.game = None
         self.header = None
         self.last = None  # text of the last action, for the display
@@ -147,6 +147,7 @@ class App:
         self.signer = None  # sign.Signer: the board's own key, loaded when first needed
         self.keyless = False  # the board has no key yet: the main loop has one made
         self.played = 0  # ticks of the host's last act or new (serve.py: the signer waits)
+        self.keypad_games = None  # a scorepad's: the games it may switch to, read at boot
         self._t_base = 0
         self._t_boot = self.clock.ticks_ms()
         self._spill_failed = -1  # the game's length when a checkpoint could not be written
@@ -163,6 +164,8 @@ class App:
             self.service = True
         self.game = None
         self._resumable = True  # False: the journal's game cannot be played on here
+        if self.keys is not None:  # read while the heap is whole, before the journal fills it
+            self.keypad_games = games.with_sensor("keypad")
         from . import boardkey  # the board's own key: the chain of games, made at first boot
 
         boardkey.boot(self)
@@ -211,19 +214,17 @@ class App:
         return res
 
     def keypad_game(self, game):
-        """True if this board can switch to `game`: a scorepad plays every game that has a
-        keypad referee (texas-42, domino-bingo, tally), one at a time."""
+        """True if this board can switch to `game`: a scorepad plays every game of the registry
+        whose board is a keypad (its board.py), one at a time."""
         if self.keys is None or type(game) is not str:
             return False
-        try:
-            return getattr(referee_for(game), "KEYPAD", False)
-        except ConfigError:
-            return False
+        return game in self.keypad_games
 
     def _switch(self, game):
         if game != self.game_id:
             self.game_id = game
             self.referee = referee_for(game)(self)
+            self.screen_part = games.part(game, "screen")
 
     def _resume_header(self, header):
         """Start the journal's game again from its header; False (and a problem shown) if this
@@ -387,7 +388,7 @@ class App:
         self._keep_last(out, pending)
         state = self.game.commit(pending)
         self.error = None
-        self.last = _describe(rec)
+        self.last = short(self.screen_part, rec)
         try:
             if code is None:
                 raise ValueError
@@ -466,7 +467,7 @@ class App:
     # Once the main loop runs (start_sampling), the lines are sampled when they change: every
     # switch line has an edge interrupt (hal Lines.on_edge), whose handler runs between two
     # bytecodes of whatever the loop is doing and notes the lines in a preallocated ring;
-    # lines that cannot interrupt (a scorepad's key matrix, a shove ha'penny board's peg chain)
+    # lines that cannot interrupt (a scorepad's key matrix, the peg chain of a board with pegs)
     # are sampled by the board's timer (board.sampler) instead. tick() then runs the sensing
     # layer over those samples in order, as the scans would have seen them (the sample before
     # each change still saw the old levels), so a press or a passage during a long step of the
@@ -816,7 +817,7 @@ class App:
         else:
             view = self.game.view() if hasattr(self.game, "view") else None
             status = self.referee.status() or self.last
-            rows = screen(self.game_id, self.game.state(), view,
+            rows = screen(self.screen_part, self.game.state(), view,
                           (self.header or {}).get("players", ()), status, self.warnings())
         self.display.show(rows)
 
@@ -871,9 +872,7 @@ class App:
         if kid is not None:
             out["kid"] = kid  # the name of the board's own key (chalk keys enrol)
         if self.keys is not None:
-            from .referee.keyentry import GAMES
-
-            out["games"] = list(GAMES)  # a scorepad plays any of these (new with "game")
+            out["games"] = self.keypad_games  # a scorepad plays any of these (new)
         return out
 
     def lines_now(self):
@@ -954,24 +953,6 @@ def _bits(x):
         x &= x - 1
         n += 1
     return n
-
-
-def _describe(rec):
-    a = rec.get("a")
-    if a == "turn":
-        return "%s %s%s" % ("AB"[rec["side"]], "".join(str(n) for n in rec["beds"]),
-                            " void" if rec.get("void") else "")
-    if a == "shot" and "side" in rec:  # novuss
-        return "%s %d+%d%s" % ("AB"[rec["side"]], rec.get("own", 0), rec.get("opp", 0),
-                               " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
-    if a == "shot" and type(rec.get("pins")) is list:  # seven-pins
-        return "P%d %s%s" % (rec["player"] + 1, " ".join(rec["pins"]) or "-",
-                             " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
-    if a == "shot":
-        return "P%d %s%s%s" % (rec["player"] + 1, rec.get("pins") or "-",
-                               " c%d" % rec["carom"] if rec.get("carom") else "",
-                               " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
-    return json.dumps(rec)[:16] if a not in ("undo", "start", "break") else a
 
 
 def _nowhere(kind, payload):

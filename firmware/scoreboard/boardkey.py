@@ -4,16 +4,7 @@
 
 import gc
 
-
-def nvs_get(nvs, key, size):
-    """The bytes the board's NVS keeps under `key` (at most `size`), or None (hal: board.nvs,
-    esp32.NVS's blob calls; what sign.py keeps there)."""
-    buf = bytearray(size)
-    try:
-        n = nvs.get_blob(key, buf)
-    except OSError:
-        return None  # not there (or longer than asked for: not ours)
-    return bytes(buf[:n])
+from .signkeys import nvs_get
 
 
 def remembered(nvs):

@@ -11,7 +11,7 @@
 #
 # Version 2 adds two compact types whose payload is short text instead of JSON: `a`, one live
 # action with the state after it (`17 8123 417 n,0,1,12.7,1,00,~`), and `r`, a block of journal
-# records packed as binary in base64 (`five-pins 18 AQL0EgEB...`). A record goes compact only
+# records packed as binary in base64 (`<game id> 18 AQL0EgEB...`). A record goes compact only
 # when the game's rules give it back exactly (see pack_action); anything else stays JSON.
 #
 # The marker starts the line: nothing MicroPython's REPL prints does ("~" is not a Python token
@@ -21,10 +21,14 @@
 # another version is still recognised, with its CRC checked, and reported as such.
 #
 # Runs unchanged on MicroPython and CPython, and encodes the same bytes on both: MicroPython
-# dicts do not keep insertion order, so keys are written sorted; strings are raw UTF-8.
+# dicts do not keep insertion order, so keys are written sorted; strings are raw UTF-8
+# (canonjson.py). The compact types' text is pack.py's, which this imports (never the other way).
 
 import binascii
 import json
+
+from .canonjson import dump_into as _dump
+from .canonjson import dumps  # noqa: F401 (frames.dumps: the link's canonical JSON)
 
 try:
     from micropython import const
@@ -37,7 +41,6 @@ MARKER = "~c"
 MAX_LINE = 1024  # bytes of a frame line, without its line terminator
 MAX_N = 999999999  # frame numbers (and command ids) wrap from here to 0
 _MAX_TYPE = const(16)
-MAX_DEPTH = const(8)  # payload nesting; the contract's payloads are two or three deep
 _BMARKER = b"~c"
 _MIN = const(14)  # len("~c1 0 01234567"): the shortest envelope (any version)
 
@@ -47,16 +50,6 @@ try:
     _CRC_STR = True
 except TypeError:
     _CRC_STR = False
-
-# CPython escapes non-ASCII unless told not to; MicroPython writes UTF-8 and takes no options.
-try:
-    json.dumps("", ensure_ascii=False)
-
-    def _jstr(s):
-        return json.dumps(s, ensure_ascii=False)
-except TypeError:
-    _jstr = json.dumps
-
 
 class Corrupt(ValueError):
     """A line that carries the marker but is not a whole, valid frame: drop it and count it."""
@@ -78,72 +71,6 @@ class WrongVersion(Exception):
 
 
 # -- encoding --------------------------------------------------------------------------------
-
-def _str(s, out):
-    if "\x08" in s or "\x0c" in s:
-        # The one escape the two json modules write differently (\b vs \u0008): split it out.
-        start = 0
-        out.append('"')
-        for i in range(len(s)):
-            c = s[i]
-            if c == "\x08" or c == "\x0c":
-                out.append(_jstr(s[start:i])[1:-1])
-                out.append("\\u0008" if c == "\x08" else "\\u000c")
-                start = i + 1
-        out.append(_jstr(s[start:])[1:-1])
-        out.append('"')
-    else:
-        out.append(_jstr(s))
-
-
-def _dump(obj, out, depth):
-    t = type(obj)
-    if t is str:
-        _str(obj, out)
-    elif obj is None or t is bool or t is int:
-        out.append(json.dumps(obj))
-    elif t is float:
-        # Allowed, but digits may differ by platform (single-precision on ESP32): prefer ints.
-        if obj != obj or obj in (float("inf"), float("-inf")):
-            raise ValueError("NaN and infinity are not JSON")
-        out.append(json.dumps(obj))
-    elif depth >= MAX_DEPTH:
-        raise ValueError("payload nested deeper than %d" % MAX_DEPTH)
-    elif t is dict:
-        # Each container is joined into one string as it is finished: no fragment list grows
-        # beyond one container's, so a big reply needs no large contiguous block of a board's
-        # fragmented heap (only the line itself).
-        part = ["{"]
-        first = True
-        for k in sorted(obj):
-            if type(k) is not str:
-                raise ValueError("payload keys must be strings, not %r" % (k,))
-            if not first:
-                part.append(",")
-            first = False
-            _str(k, part)
-            part.append(":")
-            _dump(obj[k], part, depth + 1)
-        part.append("}")
-        out.append("".join(part))
-    elif t is list or t is tuple:
-        part = ["["]
-        for i in range(len(obj)):
-            if i:
-                part.append(",")
-            _dump(obj[i], part, depth + 1)
-        part.append("]")
-        out.append("".join(part))
-    else:
-        raise ValueError("cannot put %s in a frame" % t.__name__)
-
-
-def dumps(obj):
-    """Canonical compact JSON: sorted keys, raw UTF-8, the same text on MicroPython and CPython."""
-    out = []
-    _dump(obj, out, 0)
-    return "".join(out)
-
 
 def _type_ok(typ):
     try:

@@ -15,7 +15,7 @@ except ImportError:  # CPython
 # Commands the host may send: name -> ((arg, check, required, default), ...). Args are checked
 # here, before the handler sees them, so a handler only deals with well-typed values.
 _NAME_MAX = const(40)  # a player's name, in characters
-_PLAYERS_MAX = const(9)  # a tally game has up to 9 players (TL-1)
+_PLAYERS_MAX = const(9)  # names in `new`: no game seats more (each game's rules check their own)
 _EVENTS_MAX = const(32)  # about what one frame holds
 
 
@@ -119,7 +119,9 @@ def _dict(v):
 def _game(v):
     if type(v) is str and 0 < len(v) <= 32 and _text_ok(v):
         return None
-    return 'a game id string such as "five-pins"'
+    from . import games
+
+    return "a game id string (%s)" % ", ".join(games.IDS)
 
 
 def _name(v):

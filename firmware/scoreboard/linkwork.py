@@ -10,7 +10,7 @@
 
 import gc
 
-from . import frames
+from . import canonjson, frames
 
 _DUMP_STEP = 10  # values a step of a frame being made (Dumper)
 _SPARE = ("rec", "before", "undid", "config")  # result keys a reply may go without
@@ -39,11 +39,11 @@ class Dumper:
         if t is dict or t is list or t is tuple:
             self._push(obj, 0)
         else:
-            frames._dump(obj, self._out, 0)
+            canonjson.dump_into(obj, self._out, 0)
 
     def _push(self, obj, depth):
-        if depth >= frames.MAX_DEPTH:
-            raise ValueError("payload nested deeper than %d" % frames.MAX_DEPTH)
+        if depth >= canonjson.MAX_DEPTH:
+            raise ValueError("payload nested deeper than %d" % canonjson.MAX_DEPTH)
         if type(obj) is dict:
             self._stack.append([obj, sorted(obj), 0, ["{"], depth])
         else:
@@ -71,14 +71,14 @@ class Dumper:
                 k = keys[i]
                 if type(k) is not str:
                     raise ValueError("payload keys must be strings, not %r" % (k,))
-                frames._str(k, part)
+                canonjson.str_into(k, part)
                 part.append(":")
                 v = obj[k]
             t = type(v)
             if t is dict or t is list or t is tuple:
                 self._push(v, depth + 1)
             else:
-                frames._dump(v, part, depth + 1)
+                canonjson.dump_into(v, part, depth + 1)
             n -= 1
         return not st
 

@@ -73,7 +73,9 @@ def check_header(h):
         bad.append("match log version %d is newer than this reader (v%d): upgrade chalk"
                    % (v, VERSION))
     if type(h.get("game")) is not str:
-        bad.append('the header needs "game", a game id string such as "five-pins"')
+        from . import games
+
+        bad.append('the header needs "game", a game id string (%s)' % ", ".join(games.IDS))
     if type(h.get("config", {})) is not dict:
         bad.append('"config" must be a JSON object')
     if type(h.get("players", [])) is not list:

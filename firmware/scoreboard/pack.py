@@ -5,7 +5,7 @@
 
 import binascii
 
-from .frames import dumps
+from .canonjson import dumps
 
 _NULL = "~"
 

@@ -26,10 +26,19 @@
 # this module when it first needs it (App.signing): at the first boot, the first game's end,
 # the first `sign` or `key`.
 
-import hashlib
-
-from .boardkey import nvs_get as _get
-from .chain import hexlify
+from .signkeys import (  # noqa: F401 (sign.key_id, sign.HEAD_TAG, ...: the signer's names)
+    _KEEP,
+    _KID,
+    _LAST,
+    _PK,
+    _SINCE,
+    _SK,
+    ENROL_TAG,
+    HEAD_TAG,
+    _put,
+    key_id,
+)
+from .signkeys import nvs_get as _get
 
 try:
     from micropython import const
@@ -37,27 +46,7 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-HEAD_TAG = "chalk-head-2"
-ENROL_TAG = "chalk-enrol-1"
-_SK = "sk"  # the private key, 32 bytes big-endian
-_PK = "pk"  # its public key X || Y, 64 bytes (worked out once, then kept)
-_SINCE = "since"  # the game number in progress when the key was made, 4 bytes
-_KID = "kid"  # its name, 16 hex digits (for the hello, without loading this module)
-_LAST = "last"  # the newest finished game: game number (4), seq (4), link (32): chain.py
-_KEEP = 4  # signatures kept for repeats of a request
 _QUEUE = const(4)  # signatures waiting at most
-
-
-def key_id(pub):
-    """A board key's public name: 16 hex digits of SHA-256("chalk-p256 " || X || Y)."""
-    h = hashlib.sha256(b"chalk-p256 ")
-    h.update(pub)
-    return hexlify(h.digest())[:16]
-
-
-def _put(nvs, key, value):
-    nvs.set_blob(key, value)
-    nvs.commit()  # on flash before this returns
 
 
 def _int(b):

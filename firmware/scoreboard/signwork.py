@@ -6,7 +6,7 @@ import hashlib
 
 from . import p256
 from .chain import hexlify
-from .sign import _KEEP, _KID, _PK, _SINCE, _SK, ENROL_TAG, HEAD_TAG, _put, key_id
+from .signkeys import _KEEP, _KID, _PK, _SINCE, _SK, ENROL_TAG, HEAD_TAG, _put, key_id
 
 
 def head_message(device, seq, link):

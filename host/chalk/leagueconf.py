@@ -240,12 +240,9 @@ def load(path):
 
 
 def known_games():
-    import pkgutil
+    from scoreboard import games  # the board's registry of games
 
-    from scoreboard import rules
-
-    return sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(rules.__path__)
-                  if m.name != "base")
+    return sorted(games.IDS)
 
 
 def _rounds(where, raw):

@@ -55,6 +55,33 @@ def board_names():
     return sorted(q.stem for q in BOARDS.glob("*.json"))
 
 
+def board_for(game):
+    """The name of a board config that plays `game`: the one whose game it is, else one of the
+    same kind of board that may switch to it (a scorepad plays every keypad game: `chalk sim
+    --game`); None if none does. Asks the registry (the game's board.py), never the game's id."""
+    import json
+
+    from scoreboard import games
+
+    if games.module_name(game) is None:
+        return None
+    playing = {}
+    for name in board_names():
+        try:
+            playing[name] = json.loads((BOARDS / (name + ".json")).read_text(encoding="utf-8"))[
+                "game"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    for name, g in playing.items():
+        if g == game:
+            return name
+    if game in games.with_sensor("keypad"):
+        for name, g in playing.items():
+            if g in games.with_sensor("keypad"):
+                return name
+    return None
+
+
 def board_config(board):
     """A board config path from a board config's name (board_names()) or a path."""
     p = Path(board)
@@ -78,7 +105,7 @@ def default_flash(board_name):
 
 def board_for_game(board_cfg, game=None, game_config=None):
     """The board config text, with its game (and game config) changed if asked: a scorepad
-    plays any keypad game (referee/keyentry.py GAMES). ChalkError if the board cannot."""
+    plays any keypad game (games.with_sensor("keypad")). ChalkError if the board cannot."""
     import json
 
     from scoreboard import boardconfig
@@ -95,11 +122,11 @@ def board_for_game(board_cfg, game=None, game_config=None):
     try:
         boardconfig.load(cfg)
     except boardconfig.BoardConfigError as e:
-        from scoreboard.referee.keyentry import GAMES
+        from scoreboard import games
 
         raise ChalkError("board %s cannot play that: %s" % (Path(board_cfg).stem, e),
                          hint="--game takes another game of the same kind of board (a "
-                         "scorepad: %s)" % " or ".join(GAMES))
+                         "scorepad: %s)" % " or ".join(games.with_sensor("keypad")))
     return json.dumps(cfg, indent=2) + "\n"
 
 

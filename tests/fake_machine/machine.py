@@ -3,7 +3,7 @@
 # the import path (MICROPYPATH, or sys.path) and `import machine` finds it.
 #
 # What it models: Pin (mode, pull, level by GPIO, IRQ handlers that edges call), SPI (its
-# settings; reads clock an attached device, e.g. hal.sim.ShiftChain), I2C (every transaction
+# settings; reads clock an attached device, e.g. hal.simchain.ShiftChain), I2C (every transaction
 # recorded, optionally failing), WDT (feeds counted), Timer (its settings; fire_timers() runs
 # the callbacks, as the port's scheduler would), unique_id. Helpers for tests: set_level()
 # (which fires a matching IRQ), attach() (route a GPIO to callables), reset().

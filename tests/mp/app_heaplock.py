@@ -12,20 +12,17 @@
 # Prints KEY value lines that tests/test_sim_heaplock.py asserts on, so it cannot pass vacuously.
 
 import sys
+from array import array
+
+from heaplock import T0, drive, garbage, locked_or_exit
 
 if sys.argv[1] != "-":
     sys.path.insert(0, sys.argv[1])  # the firmware as portable .mpy, as the simulated board has it
-
-import gc
-from array import array
-
-import micropython
 
 from scoreboard import sense
 from scoreboard.app import App
 from scoreboard.hal.sim import SimBoard, VirtualClock
 
-T0 = (1 << 30) - 30000  # the ms counter wraps during the locked run
 STEPS = int(sys.argv[4])
 WARM = 2000
 
@@ -122,33 +119,11 @@ def step(k):
             counts[24 + buf[2]] += 1
 
 
-def drive(k0, n):
-    for k in range(k0, k0 + n):
-        step(k)
-
-
-drive(0, WARM)  # everything lazily set up is set up now
+drive(step, 0, WARM)  # everything lazily set up is set up now
 for i in range(32):
     counts[i] = 0
 
-
-def locked():
-    # In a function: binding the exception to a local allocates nothing (a new global would).
-    micropython.heap_lock()
-    try:
-        drive(WARM, STEPS)
-    except MemoryError as e:
-        micropython.heap_unlock()
-        return e
-    micropython.heap_unlock()
-    return None
-
-
-err = locked()
-if err is not None:
-    print("MEMORY_ERROR at step", at)
-    sys.print_exception(err)
-    sys.exit(1)
+locked_or_exit(step, WARM, STEPS, lambda: at)
 
 for name, i in (("PRESS", sense.PRESS), ("LONG", sense.LONG), ("LINE", sense.LINE),
                 ("PIN_DOWN", sense.PIN_DOWN), ("SHOT", sense.SHOT), ("PEG", sense.PEG),
@@ -167,9 +142,4 @@ if RECORD:
 print("STEPS", STEPS)
 
 # The same work with the heap unlocked and the GC off must leave nothing behind.
-gc.collect()
-gc.disable()
-before = gc.mem_alloc()
-drive(WARM + STEPS, 2000)
-print("GARBAGE", gc.mem_alloc() - before)
-gc.enable()
+print("GARBAGE", garbage(step, WARM + STEPS, 2000))

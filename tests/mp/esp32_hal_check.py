@@ -9,7 +9,7 @@ import machine
 
 from scoreboard import boardconfig
 from scoreboard.hal import NullDisplay, esp32
-from scoreboard.hal.sim import ShiftChain
+from scoreboard.hal.simchain import ShiftChain
 
 boards, journal = sys.argv[1], sys.argv[2]
 out = {}

@@ -24,12 +24,8 @@ from scoreboard.serve import Handler  # noqa: E402
 
 cfg, flash, inputs = sys.argv[2], sys.argv[3], sys.argv[4]
 board = SimBoard(cfg, flash, VirtualClock(0))
-for part in ("boardpockets", "boardpegs", "boardkeypad", "boardconfig"):
-    # As main.py does: the config's code is needed at start-up only (it frees the board's RAM).
-    sys.modules.pop("scoreboard." + part, None)
-    pkg = sys.modules.get("scoreboard")
-    if pkg is not None and hasattr(pkg, part):
-        delattr(pkg, part)
+# As main.py does: the config's code is needed at start-up only (it frees the board's RAM).
+sys.modules["scoreboard.boardconfig"].unload()
 gc.collect()
 handler = None
 link = None

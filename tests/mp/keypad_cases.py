@@ -1,8 +1,8 @@
-# Checks of the scorepad's keypad (sense.Keypad, hal.Keypad over the simulated matrix) that run
+# Checks of the scorepad's keypad (sense.Keypad, hal.keypad over the simulated matrix) that run
 # unchanged on CPython (tests/test_keypad.py) and on the MicroPython unix port (run_cases()).
 # Plain asserts, % formatting, no pytest.
 
-from scoreboard.hal import Keypad as Matrix
+from scoreboard.hal.keypad import Keypad as Matrix
 from scoreboard.hal.simkeys import KeyMatrix
 from scoreboard.sense import FAULT, HEALTHY, KEY, STUCK, EventRing, Keypad
 

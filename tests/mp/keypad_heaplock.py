@@ -8,20 +8,17 @@
 # Prints KEY value lines that tests/test_keypad.py asserts on, so it cannot pass vacuously.
 
 import sys
-
-if sys.argv[1] != "-":
-    sys.path.insert(0, sys.argv[1])
-
-import gc
 from array import array
 
-import micropython
+from heaplock import T0, drive, garbage, locked_or_exit
+
+if sys.argv[1] != "-":
+    sys.path.insert(0, sys.argv[1])  # the firmware as portable .mpy, as the simulated board has it
 
 from scoreboard import sense
 from scoreboard.app import App
 from scoreboard.hal.sim import SimBoard, VirtualClock
 
-T0 = (1 << 30) - 30000  # the ms counter wraps during the locked run
 STEPS = int(sys.argv[4])
 WARM = 2000
 
@@ -65,32 +62,11 @@ def step(k):
             counts[9 + buf[2]] += 1
 
 
-def drive(k0, n):
-    for k in range(k0, k0 + n):
-        step(k)
-
-
-drive(0, WARM)
+drive(step, 0, WARM)
 for i in range(16):
     counts[i] = 0
 
-
-def locked():
-    micropython.heap_lock()
-    try:
-        drive(WARM, STEPS)
-    except MemoryError as e:
-        micropython.heap_unlock()
-        return e
-    micropython.heap_unlock()
-    return None
-
-
-err = locked()
-if err is not None:
-    print("MEMORY_ERROR at step", at)
-    sys.print_exception(err)
-    sys.exit(1)
+locked_or_exit(step, WARM, STEPS, lambda: at)
 
 print("KEY", counts[sense.KEY])
 print("FAULT", counts[sense.FAULT])
@@ -100,9 +76,4 @@ print("IGNORED", app.keys.ignored)
 print("DROPPED", ring.dropped)
 print("STEPS", STEPS)
 
-gc.collect()
-gc.disable()
-before = gc.mem_alloc()
-drive(WARM + STEPS, 2000)
-print("GARBAGE", gc.mem_alloc() - before)
-gc.enable()
+print("GARBAGE", garbage(step, WARM + STEPS, 2000))

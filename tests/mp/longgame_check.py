@@ -16,19 +16,11 @@ def mem():
     return gc.mem_alloc()
 
 
-def forget(name):
-    sys.modules.pop(name, None)
-    pkg, _, attr = name.rpartition(".")
-    if pkg in sys.modules and hasattr(sys.modules[pkg], attr):
-        delattr(sys.modules[pkg], attr)
-
-
 def main(cfg, flash, undos):
     from scoreboard.hal.sim import SimBoard, VirtualClock
 
     board = SimBoard(cfg, flash, VirtualClock())
-    for part in ("boardpockets", "boardpegs", "boardkeypad", "boardconfig"):
-        forget("scoreboard." + part)  # as main.py does once the board is built
+    sys.modules["scoreboard.boardconfig"].unload()  # as main.py does once the board is built
     from scoreboard.app import App
     from scoreboard.link import Link
     from scoreboard.serve import Handler

@@ -6,10 +6,9 @@
 # A second run with the heap unlocked and the GC off checks that no garbage is left either.
 # Prints KEY value lines that tests/test_sense.py asserts on, so it cannot pass vacuously.
 
-import gc
 from array import array
 
-import micropython
+from heaplock import T0, drive, garbage, lock_is_real, locked
 
 from scoreboard.sense import (
     FAULT,
@@ -22,7 +21,6 @@ from scoreboard.sense import (
     TiltLatch,
 )
 
-T0 = (1 << 30) - 30000  # the ms counter wraps during the locked run
 WARM = 3000
 STEPS = 12000  # 5 ms apart: 60 s of play
 
@@ -119,39 +117,17 @@ def step(k):
     small.pop_into(buf)
 
 
-def drive(k0, n):
-    k = k0
-    end = k0 + n
-    while k < end:
-        step(k)
-        k += 1
-
-
-drive(0, WARM)
+drive(step, 0, WARM)
 print("WARM events=%d" % ring.pushed)
 for j in range(16):
     counts[j] = 0
 dropped0 = small.dropped
 
-gc.collect()
-memerr = 0
-micropython.heap_lock()
-try:
-    drive(WARM, STEPS)
-except MemoryError:
-    memerr = 1
-micropython.heap_unlock()
+memerr = 1 if locked(step, WARM, STEPS) is not None else 0
 print("LOCKED steps=%d memerr=%d at=%d" % (STEPS, memerr, at))
 
 # The lock is real: the same lock makes an ordinary allocation fail.
-caught = 0
-micropython.heap_lock()
-try:
-    junk = [at, at]
-except MemoryError:
-    caught = 1
-micropython.heap_unlock()
-print("LOCKCHECK %d" % caught)
+print("LOCKCHECK %d" % lock_is_real())
 
 # Every int the components keep must be a small int on the ESP32 too (31-bit: |v| < 2**30);
 # the unix port's small ints are wider, so this is checked by value.
@@ -179,13 +155,6 @@ print("COUNT fault_chatter %d" % counts[12])
 print("DROPPED %d" % (small.dropped - dropped0))
 print("FIELD max=%d min=%d" % (field[0], field[1]))
 
-# Unlocked, GC off: frames MicroPython briefly takes from the heap are given back, so the heap
-# must end exactly where it started.
-gc.collect()
-gc.disable()
-before = gc.mem_alloc()
-drive(WARM + STEPS, 2000)
-after = gc.mem_alloc()
-gc.enable()
-print("GARBAGE %d" % (after - before))
+# Unlocked, GC off: the heap must end exactly where it started.
+print("GARBAGE %d" % garbage(step, WARM + STEPS, 2000))
 print("DONE")

@@ -8,7 +8,7 @@
 #                    LOGICAL (1 = pressed, tilted, beam broken); on_edge(callback) ->
 #                    callback(line_index) on each edge of a tilt line or pocket beam (the sim
 #                    also sets lines.edge_ms, the edge's own ms, during the call)
-#   board.pegs       Pegs (shove ha'penny) or None: scan_into(arr) fills arr[0], arr[1]
+#   board.pegs       Pegs (a board with peg holes) or None: scan_into(arr) fills arr[0], arr[1]
 #   board.keypad     Keypad (scorepad) or None: scan() -> int bitmap of the keys down
 #   board.display    Display: fb (128x64 framebuf), text(), fill(), show(), contrast(), power()
 #   board.clock      Clock: ticks_ms(), sleep_ms(), ticks_diff(), ticks_add()
@@ -21,8 +21,9 @@
 #                    of the main loop (machine.Timer's soft callback), for a keypad or pegs
 #                    (lines with no edge interrupt); None or absent: the loop samples them
 #
-# This module holds what both share: the shift-register reader (it takes callables, so the sim
-# drives it with a modelled chain and the ESP32 with machine.Pin), clocks, storage, the board.
+# This module holds what both share: clocks, storage, the board; the shift-register reader
+# (hal/pegs.py: it takes callables, so the sim drives it with a modelled chain and the ESP32
+# with machine.Pin) and the key matrix (hal/keypad.py) load only on a board that has them.
 # It never imports `machine`. boardconfig is imported only while a board is being built, so an
 # app short of RAM can drop that module once the board exists.
 
@@ -100,104 +101,12 @@ class Storage:
         return (st[1] or st[0]) * st[4]  # fragment size (else block size) * blocks available
 
 
-class Pegs:
-    """Peg holes read through chained 74HC165 parallel-in shift registers.
-
-    `load`, `clock`: callables taking 0/1 (machine.Pin objects are); `data`: a callable returning
-    0/1. `chain_map`: boardconfig.chain_map(cfg), one byte per chain bit, side << 5 | peg bit, or
-    255 for an unwired input. `invert`: 1 when a present peg reads low.
-
-    The bit-banged fallback (pegs driver "74hc165"): 56 clock/read pairs in Python, milliseconds
-    a scan on an ESP32, but any three GPIOs will do. SpiPegs (hal/spipegs.py, driver "spi") is
-    the default. scan_into allocates nothing.
-    """
-
-    def __init__(self, load, clock, data, chain_map, invert=0):
-        self._load = load
-        self._clock = clock
-        self._data = data
-        self._map = chain_map
-        self._n = len(chain_map)
-        self._inv = 1 if invert else 0
-        clock(0)
-        load(1)
-
-    def scan_into(self, arr):
-        """arr[0], arr[1] = side 0, side 1 bitmaps; bit (bed-1)*3 + (hole-1), 1 = peg present."""
-        load = self._load
-        clock = self._clock
-        data = self._data
-        m = self._map
-        inv = self._inv
-        load(0)  # SH/LD low: every chip latches its eight inputs
-        load(1)  # high again: shift mode, QH of the first chip shows chain bit 0
-        a = 0
-        b = 0
-        for i in range(self._n):
-            c = m[i]
-            if c != 255 and data() ^ inv:
-                if c & 32:
-                    b |= 1 << (c & 31)
-                else:
-                    a |= 1 << (c & 31)
-            clock(1)  # rising edge shifts the next bit onto QH
-            clock(0)
-        arr[0] = a
-        arr[1] = b
-
-
-class Keypad:
-    """A matrix keypad: `rows` pulled low, `cols` read (1 = idle, pulled up).
-
-    rows: objects with value(v) (machine.Pin in open-drain mode: released high, so two keys
-    down in one column never short two outputs); cols: objects with value() -> 0/1. Key i is row
-    i // len(cols), column i % len(cols). Between scans every row is held low, so an idle pad
-    costs one read of each column; only when a column reads low are the rows driven one at a
-    time to find the key. scan() allocates nothing; a method call on a stored object does not
-    (no bound method is made).
-    """
-
-    def __init__(self, rows, cols):
-        self._rows = tuple(rows)
-        self._cols = tuple(cols)
-        self._nr = len(self._rows)
-        self._nc = len(self._cols)
-        for r in self._rows:
-            r.value(0)
-
-    def scan(self):
-        """Bitmap of the keys seen down (ghosts included: sense.Keypad sorts them out)."""
-        rows = self._rows
-        cols = self._cols
-        nr = self._nr
-        nc = self._nc
-        idle = True
-        for j in range(nc):
-            if not cols[j].value():
-                idle = False
-        if idle:
-            return 0
-        for i in range(nr):
-            rows[i].value(1)
-        v = 0
-        for i in range(nr):
-            row = rows[i]
-            row.value(0)
-            for j in range(nc):
-                if not cols[j].value():
-                    v |= 1 << (i * nc + j)
-            row.value(1)
-        for i in range(nr):
-            rows[i].value(0)
-        return v
-
-
 def framebuffer(buf, width=WIDTH, height=HEIGHT):
     """A MONO_VLSB FrameBuffer over buf (the SSD1306's page layout); a stand-in on CPython."""
     try:
         import framebuf
     except ImportError:
-        from .sim import PyFrameBuffer
+        from .pyframebuf import PyFrameBuffer
         return PyFrameBuffer(buf, width, height)
     return framebuf.FrameBuffer(buf, width, height, framebuf.MONO_VLSB)
 
@@ -233,7 +142,7 @@ class NullDisplay:
 class Board:
     """What the layers above get from a hal: see the top of this module."""
 
-    analog = None  # pockets' colour sensors (novuss): read(i) -> 0..4095, or None if none
+    analog = None  # pockets' colour sensors: read(i) -> 0..4095, or None if none
     nvs = None  # esp32.NVS("chalk"), or the simulated board's (hal/simnvs.py)
 
     def __init__(self, cfg, lines, pegs, display, clock, storage):

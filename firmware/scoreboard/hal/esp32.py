@@ -19,7 +19,7 @@ import esp32
 import machine
 from machine import Pin
 
-from . import Board, Keypad, NullDisplay, Pegs, RealClock, Storage
+from . import Board, NullDisplay, RealClock, Storage
 from .ssd1306 import SSD1306
 
 JOURNAL_DIR = "/journal"  # on the LittleFS filesystem of the ESP32_GENERIC image
@@ -177,19 +177,16 @@ class Esp32Board(Board):
 
 
 class Analog:
-    """The pockets' colour sensors (Novuss): read(i) is pocket i's ADC reading, 0..4095, or 0
+    """The pockets' colour sensors: read(i) is pocket i's ADC reading, 0..4095, or 0
     for a pocket without one. ADC1 pins only (boardconfig refuses others), 11 dB attenuation
     for the full 0-3.3 V range. read() allocates nothing (a small int)."""
 
     def __init__(self, cfg):
         from .. import boardconfig
 
-        ids = boardconfig.GAMES[cfg["game"]]["pockets"]
         self._adcs = []
-        for pid in ids:
-            e = cfg["pockets"].get(pid)
-            if e is None:
-                continue
+        for pid in boardconfig.pocket_ids(cfg):  # the order of the pocket lines
+            e = cfg["pockets"][pid]
             adc = None
             if "colour" in e:
                 adc = machine.ADC(Pin(e["colour"]), atten=machine.ADC.ATTN_11DB)
@@ -220,6 +217,8 @@ def _make_pegs(cfg):
     clock = Pin(p["clock"], Pin.OUT, value=0)
     # No pull: the line is driven push-pull by the first chip's QH.
     data = Pin(p["data"], Pin.IN, None)  # type: ignore[arg-type]
+    from .pegs import Pegs
+
     return Pegs(load, clock, data, boardconfig.chain_map(cfg), 1 - p["active"])
 
 
@@ -230,6 +229,8 @@ def _make_keypad(cfg):
     # shorting two driven outputs.
     rows = [Pin(g, Pin.OPEN_DRAIN, value=0) for g in k["rows"]]
     cols = [Pin(g, Pin.IN, _PULLS[k["pull"]]) for g in k["cols"]]  # type: ignore[arg-type]
+    from .keypad import Keypad
+
     return Keypad(rows, cols)
 
 

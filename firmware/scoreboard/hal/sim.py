@@ -11,8 +11,6 @@ from . import (
     HEIGHT,
     WIDTH,
     Board,
-    Keypad,
-    Pegs,
     RealClock,
     Storage,
     ticks_add,
@@ -89,154 +87,18 @@ class Lines:
                 self.edge_ms = -1
 
 
-class ShiftChain:
-    """Chained 74HC165s as the ESP32's three wires see them, fed from virtual peg bitmaps.
-
-    `state` is the board's [side 0, side 1] list of logical peg bitmaps. load/clock/data are
-    meant to be passed as bound methods, which calling does not allocate.
-    """
-
-    def __init__(self, chain_map, active, state):
-        self._map = chain_map
-        self._n = len(chain_map)
-        self._reg = bytearray(self._n)
-        self._inv = 0 if active else 1
-        self._state = state
-        self._pos = 0
-        self._clk = 0
-        self._ld = 1
-
-    def load(self, v):
-        if not v:
-            m = self._map
-            st = self._state
-            inv = self._inv
-            reg = self._reg
-            for i in range(self._n):
-                c = m[i]
-                if c == 255:
-                    reg[i] = 0  # unwired input tied to GND
-                else:
-                    reg[i] = ((st[c >> 5] >> (c & 31)) & 1) ^ inv
-            self._pos = 0
-        self._ld = v
-
-    def clock(self, v):
-        if v and not self._clk and self._ld:
-            self._pos += 1
-        self._clk = v
-
-    def data(self):
-        if self._pos < self._n:
-            return self._reg[self._pos]
-        return 0  # SER of the last chip tied to GND
-
-    def readinto(self, buf):
-        """An SPI read in mode 0, MSB first, as machine.SPI does it: each bit is sampled from QH
-        at a rising clock edge, which then shifts the chain on."""
-        for k in range(len(buf)):
-            byte = 0
-            for _ in range(8):
-                byte = byte << 1 | self.data()
-                self.clock(1)
-                self.clock(0)
-            buf[k] = byte
-
-
 # -- display --------------------------------------------------------------------------------------
 
 try:
     from framebuf import MONO_VLSB as _MONO_VLSB
     from framebuf import FrameBuffer as _FrameBuffer
-except ImportError:  # CPython
-    _FrameBuffer = None  # type: ignore[misc, assignment]
-    _MONO_VLSB = 0  # type: ignore[misc]
 
-if _FrameBuffer is None:
-    # Defined only where it is used, so MicroPython does not keep its code in RAM.
-    class PyFrameBuffer:
-        """A MONO_VLSB stand-in for framebuf.FrameBuffer where there is none (CPython).
-
-        Pixel-exact for fill, pixel, lines, rectangles and scroll. CPython has no MicroPython
-        font, so text() draws a hollow 7x7 box per non-space character; Display keeps the text.
-        """
-
-        def __init__(self, buf, width, height, fmt=None, stride=None):
-            self.buf = buf
-            self.width = width
-            self.height = height
-
-        def pixel(self, x, y, c=None):
-            if not (0 <= x < self.width and 0 <= y < self.height):
-                return None
-            i = (y >> 3) * self.width + x
-            bit = 1 << (y & 7)
-            if c is None:
-                return 1 if self.buf[i] & bit else 0
-            if c:
-                self.buf[i] |= bit
-            else:
-                self.buf[i] &= 0xFF ^ bit
-
-        def fill(self, c):
-            v = 0xFF if c else 0
-            for i in range(len(self.buf)):
-                self.buf[i] = v
-
-        def fill_rect(self, x, y, w, h, c):
-            for yy in range(max(y, 0), min(y + h, self.height)):
-                for xx in range(max(x, 0), min(x + w, self.width)):
-                    self.pixel(xx, yy, c)
-
-        def hline(self, x, y, w, c):
-            self.fill_rect(x, y, w, 1, c)
-
-        def vline(self, x, y, h, c):
-            self.fill_rect(x, y, 1, h, c)
-
-        def rect(self, x, y, w, h, c, f=False):
-            if f:
-                self.fill_rect(x, y, w, h, c)
-                return
-            self.hline(x, y, w, c)
-            self.hline(x, y + h - 1, w, c)
-            self.vline(x, y, h, c)
-            self.vline(x + w - 1, y, h, c)
-
-        def line(self, x1, y1, x2, y2, c):
-            dx, dy = abs(x2 - x1), -abs(y2 - y1)
-            sx = 1 if x1 < x2 else -1
-            sy = 1 if y1 < y2 else -1
-            err = dx + dy
-            while True:
-                self.pixel(x1, y1, c)
-                if x1 == x2 and y1 == y2:
-                    return
-                e2 = 2 * err
-                if e2 >= dy:
-                    err += dy
-                    x1 += sx
-                if e2 <= dx:
-                    err += dx
-                    y1 += sy
-
-        def scroll(self, dx, dy):
-            w, h = self.width, self.height
-            old = [[self.pixel(x, y) for x in range(w)] for y in range(h)]
-            for y in range(h):
-                for x in range(w):
-                    sx, sy = x - dx, y - dy
-                    if 0 <= sx < w and 0 <= sy < h:
-                        self.pixel(x, y, old[sy][sx])
-
-        def text(self, s, x, y, c=1):
-            for k in range(len(s)):
-                if s[k] != " ":
-                    self.rect(x + 8 * k, y, 7, 7, c)
+    PyFrameBuffer = None
+except ImportError:  # CPython: loaded only where it is used, so MicroPython keeps no code of it
+    from .pyframebuf import PyFrameBuffer  # type: ignore[assignment]
 
     _FrameBuffer = PyFrameBuffer  # type: ignore[misc, assignment]
-else:
-    PyFrameBuffer = None  # type: ignore[misc, assignment]
+    _MONO_VLSB = 0  # type: ignore[misc]
 
 
 class _RecordingFrameBuffer(_FrameBuffer):
@@ -383,12 +245,16 @@ class SimBoard(Board):
         if "pegs" in cfg:
             cmap = boardconfig.chain_map(cfg)
             active = cfg["pegs"]["active"]
+            from .simchain import ShiftChain
+
             self.chain = ShiftChain(cmap, active, self.peg_state)
             if cfg["pegs"]["driver"] == "spi":
                 from .spipegs import SpiPegs
 
                 pegs = SpiPegs(self.chain, self.chain.load, cmap, 1 - active)
             else:
+                from .pegs import Pegs
+
                 pegs = Pegs(self.chain.load, self.chain.clock, self.chain.data, cmap, 1 - active)
         super().__init__(cfg, lines, pegs, display, clock or RealClock(), Storage(flash_dir))
         self.matrix = None
@@ -397,6 +263,8 @@ class SimBoard(Board):
             from .simkeys import KeyMatrix  # only a scorepad pays for it in RAM
 
             self.matrix = KeyMatrix(len(cfg["keypad"]["rows"]), len(cfg["keypad"]["cols"]))
+            from .keypad import Keypad
+
             self.keypad = Keypad(self.matrix.rows, self.matrix.cols)
             self._nkeys = len(cfg["keypad"]["keys"])
         self.device_id = _device_id(flash_dir)

@@ -1,4 +1,4 @@
-# The simulated board's analog lines: the pockets' colour sensors of a novuss board, set by name
+# The simulated board's analog lines: the pockets' colour sensors, set by name
 # ("colour.1", sensor-trace values 0..4095) from tests and traces. Loaded only by boards with
 # pocket sensors. Runs on MicroPython and CPython.
 
@@ -14,7 +14,7 @@ class Analog:
 
         from .. import boardconfig
 
-        ids = [p for p in boardconfig.GAMES[cfg["game"]]["pockets"] if p in cfg["pockets"]]
+        ids = boardconfig.pocket_ids(cfg)  # the order of the pocket lines
         self.count = len(ids)
         self.values = array("i", [0] * self.count)
         self._ids = ids

@@ -1,5 +1,5 @@
 # The simulated scorepad's key matrix (hal.sim builds it for a board with a keypad): the wires a
-# hal.Keypad scans, with the ghosting of a real matrix without diodes.
+# hal.keypad.Keypad scans, with the ghosting of a real matrix without diodes.
 
 
 class KeyMatrix:

@@ -2,13 +2,16 @@
 # rules' actions. A referee never changes the score itself: it proposes actions to the app,
 # which journals them and applies them through the rules (design: the flow of data).
 #
-# Game id "five-pins" -> module five_pins.py defining `Referee`, like the rules registry.
+# A game's referee is games/<game>/referee.py (its `Referee`), found through the one registry
+# like its rules; what referees share is here (BaseReferee), in foulist.py (the foul list of the
+# pin and puck tables), pintable.py (the tilt-switch tables' shot) and keyentry.py (a
+# scorepad's keys).
 
-from ..rules import game_module
+from ..rules import game_part
 
 
 def referee_for(game):
-    return game_module("referee", game, "no referee for game %r").Referee
+    return game_part(game, "referee", "no referee for game %r").Referee
 
 
 class BaseReferee:

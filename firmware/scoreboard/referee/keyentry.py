@@ -1,14 +1,14 @@
-# Key entry on a scorepad's 4x4 keypad (docs/scorepad.md): the common part of the texas-42,
-# domino-bingo and tally referees. A game's referee lists its fields; the scorer types each
-# field's number and presses # to go on, and after the last field the whole action is shown
-# and # submits it. Every field is checked by the rules as soon as it is entered (the action so
-# far, with harmless values in the fields still to come), so a wrong entry is refused on the
-# screen with its rule id at once, and the field stays open to be put right.
+# Key entry on a scorepad's 4x4 keypad (docs/scorepad.md): the common part of the referees of the
+# games a scorepad plays (their board.py: SENSOR "keypad"). A game's referee lists its fields;
+# the scorer types each field's number and presses # to go on, and after the last field the whole
+# action is shown and # submits it. Every field is checked by the rules as soon as it is entered
+# (the action so far, with harmless values in the fields still to come), so a wrong entry is
+# refused on the screen with its rule id at once, and the field stays open to be put right.
 #
 #   1 2 3 A      digits: the field's number        #: enter the field / confirm the action
 #   4 5 6 B      *: delete a digit; on an empty field, back to the previous field (or cancel)
 #   7 8 9 C      D: undo the latest action (shown first; # confirms, * keeps it)
-#   * 0 # D      A, B, C: per game (tally: A +, B -, C finish)
+#   * 0 # D      A, B, C: per game (on_letter: a count's sign, finishing a game, ...)
 #
 # Once the game has a winner, # starts the next game (same players and config); D still undoes.
 
@@ -25,13 +25,10 @@ except ImportError:  # CPython
 _ENTER = 0
 _REVIEW = const(1)  # every field entered: the action is shown, # submits it
 _UNDO = const(2)  # D pressed: # undoes the latest action
-_FINISH = 3  # a game-specific confirm (tally: C = finish)
-
-GAMES = ("texas-42", "domino-bingo", "tally")  # every game a scorepad plays
+_FINISH = 3  # a game-specific confirm (a letter asked for it: finish the game, say)
 
 
 class KeyEntry(BaseReferee):
-    KEYPAD = True  # app.keypad_game(): a scorepad may switch to this game
     FIELDS = ()  # (short label, max digits) per field, in entry order
 
     def __init__(self, app):
@@ -67,7 +64,7 @@ class KeyEntry(BaseReferee):
         return False
 
     def value_of(self, i, number):
-        """The field's value for the number typed (e.g. side 1 -> bidder 0)."""
+        """The field's value for the number typed (e.g. side 1 on the pad -> side 0)."""
         return number
 
     # -- keys ----------------------------------------------------------------------------------

@@ -78,6 +78,15 @@ def side_of(action, key, rule, count=2):
     return value
 
 
+def race_winner(a, b, target):
+    """A race to a target between two totals (texas 42's T42-7, domino bingo's big points):
+    once either has reached `target`, the higher wins (0 or 1); equal totals play on and are
+    judged the same way after the next hand. -1 while nobody has won."""
+    if (a >= target or b >= target) and a != b:
+        return 0 if a > b else 1
+    return -1
+
+
 class Codes:
     """The encoded actions of a game, in fixed blocks of ints: a long match grows by one small
     block at a time, never by reallocating one ever larger list, which a fragmented heap of a
@@ -90,7 +99,7 @@ class Codes:
     undos boots in one pass. A state that does not fit 32-bit ints is kept as a list instead.
 
     A code takes `words` ints of 30 bits (the game's WORDS: a code that stands alone may need
-    more than one small int, as a domino-bingo hand does). On a board, spill.SpilledCodes keeps
+    more than one small int, as a hand of seven numbers does). On a board, spill.SpilledCodes keeps
     only the newest blocks in RAM and the others on flash."""
 
     _BLOCK = 128
@@ -206,7 +215,7 @@ class Game:
     GAME = None  # game id, as in the match log header
     ACTIONS = ()  # action kinds this game understands, besides "undo"
     PLAYERS = None  # how many players (or sides) it seats: entries in a header's "players"
-    FIELDS = ""  # the JSON types of its action keys, for the match-log reader (five_pins.py)
+    FIELDS = ""  # the JSON types of its action keys, for the match-log reader ("shot player:i")
     WORDS = 1  # 30-bit ints an action's code takes (Codes)
 
     def __init__(self, config=None):

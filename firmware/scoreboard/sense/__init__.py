@@ -69,7 +69,7 @@ __all__ = [
     "pins_text",
 ]
 
-# Pocket sensors (seven-pins, novuss): sense/pockets.py is imported by the boards that have them.
+# Pocket sensors: sense/pockets.py is imported by the boards that have them.
 from .events import POCKET  # noqa: E402
 
 __all__ += ["POCKET"]

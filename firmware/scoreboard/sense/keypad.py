@@ -1,7 +1,7 @@
 # Keypad: the debounced keys of a scorepad's 4x4 matrix (docs/sensing.md, docs/scorepad.md).
 #
-# Fed one bitmap per scan (bit i = key i down, row-major; hal.Keypad.scan() drives the rows and
-# reads the columns), it sends KEY (id = key, value = 1) into the event ring when ONE key goes
+# Fed one bitmap per scan (bit i = key i down, row-major; hal.keypad.Keypad.scan() drives the rows
+# and reads the columns), it sends KEY (id = key, value = 1) into the event ring when ONE key goes
 # down on an idle pad and stays down for debounce_ms. One key at a time:
 #   - a key held down acts once, never repeats;
 #   - a second key pressed while one is held is ignored, and so is the first one's release;

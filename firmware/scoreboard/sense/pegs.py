@@ -1,5 +1,5 @@
-# The shove ha'penny peg grid (SH-2): 9 beds x 3 holes per side = 27 sensors per side, each
-# side one 27-bit int (two ints, not one 54-bit int: 54 bits would not be a small int on the
+# The peg grid of a board with peg holes (SH-2): 9 beds x 3 holes per side = 27 sensors per side,
+# each side one 27-bit int (two ints, not one 54-bit int: 54 bits would not be a small int on the
 # ESP32, and a big int allocates). Bit (bed-1)*3 + (hole-1); event id = side*27 + that bit.
 #
 # Debounce: a hole must read its new value on every scan for debounce_ms before its stable

@@ -1,6 +1,6 @@
-# Pocket sensors (seven-pins SP-10, Novuss NV-3): a beam across each pocket's throat, and on a
-# Novuss board a reflective IR sensor beside it on an ADC1 pin, telling a red puck from a black
-# one from the striker.
+# Pocket sensors (for the games whose board.py lists POCKETS): a beam across each pocket's
+# throat, and where fitted (COLOUR) a reflective IR sensor beside it on an ADC1 pin, telling a
+# red puck from a black one from the striker.
 #
 # Input per scan: one bit per pocket, 1 while its beam is broken (logical, as every line), and
 # for pockets with a colour sensor its raw ADC reading (0..4095, more light reflected = higher).
@@ -8,13 +8,13 @@
 # beam's own noise and a ball rattling in the jaws without dropping). While the beam is broken
 # the highest colour reading is kept: the object is then in front of the sensor, and the empty
 # throat behind it reads dark. When the beam clears, one POCKET event says what went in:
-#   - no colour sensor: BALL (a seven-pins object ball, or a puck of unknown colour);
+#   - no colour sensor: BALL (an object ball, or a puck of unknown colour);
 #   - a reading below black_below: BLACK; below red_below: RED; above: STRIKER (the striker is
 #     bare light wood, which reflects most);
 #   - a passage of striker_ms or more is the STRIKER whatever the colour said: it is the larger
 #     disc and takes longest to drop through the beam.
 # The referee adds it to the shot being entered and shows it; the buttons put right what the
-# sensor could not tell (a cue ball in a seven-pins pocket breaks the beam like an object ball).
+# sensor could not tell (a cue ball in a pocket breaks the beam like an object ball).
 #
 # Passages that cannot be missed: each beam also has an edge interrupt (hal Lines.on_edge, as
 # the tilt switches have), and note_edge(i, t, level, colour) measures the run from the edges'

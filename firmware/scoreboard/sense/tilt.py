@@ -1,4 +1,5 @@
-# The pin-fall latch (five-pins FP-18..FP-23; seven-pins the same with count=7).
+# The pin-fall latch of a table with a tilt switch in each pin (`count` pins; FP-18..FP-23 say
+# what a fall is, and a table with more pins latches the same way).
 #
 # Input: one bit per pin, 1 while its tilt switch says the base is off the table (FP-18).
 # An "off-run" is a stretch during which a pin stays off its base. A pin is DOWN when one of
@@ -65,7 +66,7 @@ _TMASK = const(0x3FFFFFFF)
 _THALF = const(0x1FFFFFFF)
 CLOSING = const(-2)  # close(): waiting for pins mid-fall; SHOT (SHOT_CLOSED) follows
 
-PIN_NAMES = "1234C"  # line i of a five-pins table; SHOT mask bit i
+PIN_NAMES = "1234C"  # the default pin names: line i is PIN_NAMES[i], SHOT mask bit i
 
 
 def pins_text(mask, names=PIN_NAMES):

@@ -194,12 +194,12 @@ def register(sub):
 
     add_keys(s)
     from chalk.sim import board_names
-    from scoreboard.referee.keyentry import GAMES as KEYPAD_GAMES
+    from scoreboard import games
 
     s.add_argument("--board", default="five-pins",
                    help="board config: %s, or a .json path" % ", ".join(board_names()))
     s.add_argument("--game", help="the game a scorepad plays (%s; default: its config's)"
-                   % ", ".join(KEYPAD_GAMES))
+                   % ", ".join(games.with_sensor("keypad")))
     s.add_argument("--config", nargs="+", metavar="JSON|KEY=VALUE",
                    help="with --game: that game's config, as for `chalk new`")
     s.add_argument("--flash", help="the board's flash directory (default: in the user's data "

@@ -168,7 +168,7 @@ class HostGame:
     name = None  # in words, for the pages ("Shove ha'penny")
     sheet_name = None  # the scoresheet's title word ("shove ha'penny")
     defaults = ("P1", "P2")  # side names when none were given, as the board shows them
-    fragment = "generic"  # which card the pages draw (rows; "shove-hapenny": with the beds)
+    fragment = "generic"  # which card the pages draw ("generic": rows; a card of its own: its id)
     turnless = None  # any side may score next: what comes next in words ("hand")
     waiting = "the first action"  # what the game waits for before it starts (watch)
     fouls = {}  # foul code -> words (with the rule id)
@@ -178,6 +178,9 @@ class HostGame:
     random_opening = None  # its opening action (None: the first action opens the game)
     bench = ({}, 0.5)  # make bench: (config, accuracy) of a 500-action random game
     long_bench = ({}, 0.5)  # the same for a 10,000-action one
+    # make bench's board and archive sections: (config, accuracy) of a 1,000-action game of the
+    # games they measure one by one (their board config is named after the game); None: not
+    board_bench = None
     sample = None  # bench/make_samples.py: random_match keywords of the bundled sample
     keypad = False  # scored on a scorepad: its sample trace is keys typed (traces.keypad)
 

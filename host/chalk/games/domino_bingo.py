@@ -2,7 +2,7 @@
 
 from chalk.games import common
 from chalk.games.common import HostGame, clock, plural
-from scoreboard.rules.domino_bingo import BONUS_AT, TOTALS
+from scoreboard.games.domino_bingo.rules import BONUS_AT, TOTALS
 
 TRUMPS = ("blanks", "ones", "twos", "threes", "fours", "fives", "sixes")
 

@@ -5,8 +5,10 @@ from collections import Counter
 
 from chalk.games import common
 from chalk.games.common import HostGame, and_list, clock
-from scoreboard.referee.five_pins import FOULS as LIST_ORDER  # the foul list's order
-from scoreboard.rules.five_pins import FOULS, PINS, foul_penalty, pin_points
+from scoreboard.games.five_pins.referee import FOULS as LIST_ORDER  # the foul list's order
+from scoreboard.games.five_pins.referee import LIST as RULING_LIST  # ... with the rulings
+from scoreboard.games.five_pins.rules import FOULS, PINS, foul_penalty, pin_points
+from scoreboard.referee.pintable import NOT_DOWN
 
 FOUL_WORDS = {
     "pin": "own ball knocked pins (FP-14)",
@@ -55,12 +57,29 @@ def _fmask(fouls):
     return m
 
 
+def ruling_list(down):
+    """The whole foul list while the pins `down` are counted: the fouls, the rulings, then
+    "not down <pin>" for each of those pins (referee/pintable.py)."""
+    return list(RULING_LIST) + [NOT_DOWN + p for p in down]
+
+
+def rulings(action, struck):
+    """The rulings a shot's record says the referee marked: void (FP-17), in contact (FP-24),
+    each pin struck (FP-22; in a void shot its pins are struck by the void itself)."""
+    if action.get("void"):
+        return ["void"]
+    out = ["in_contact"] if action.get("in_contact") else []
+    return out + [NOT_DOWN + p for p in struck]
+
+
 def shot_points(rec, config):
-    """(points, penalty, to_opponent) of a shot by FP-9 .. FP-15."""
+    """(points, penalty, to_opponent) of a shot by FP-9 .. FP-15, FP-17 and FP-24."""
+    if rec.get("void"):
+        return 0, 0, False  # FP-17: nothing counts
     points = pin_points(_mask(rec.get("pins"))) + (rec.get("carom") or 0)
     fouls = _fmask(rec.get("fouls"))
     if not fouls:
-        return points, 0, False
+        return (0 if rec.get("in_contact") else points), 0, False  # FP-24: none for him
     return points, foul_penalty(fouls, (config or {}).get("pin_foul_penalty", 0)), True
 
 
@@ -79,6 +98,7 @@ class Game(HostGame):
     random_opening = {"a": "break", "player": 0}
     bench = ({"target": 400, "sets": 3}, 0.5)
     long_bench = ({"target": 10000, "sets": 3}, 0.5)
+    board_bench = ({"target": 1000, "sets": 3}, 0.5)
     sample = dict(seed=5, accuracy=0.5, players=["Dasha", "Ivan"])
 
     def race(self, config):
@@ -96,6 +116,16 @@ class Game(HostGame):
         if a != "shot":
             return HostGame.describe(self, rec, before, after, names, config)
         other = 1 - p
+        struck = ""
+        if rec.get("struck"):
+            # FP-22: pins the switches counted that the referee ruled were not down
+            struck = "; %s struck by the referee, not down (FP-22)" % pins_words(rec["struck"])
+        if rec.get("void"):
+            text = "%s: shot void (FP-17: a third party or force majeure), nothing counts" % (
+                names[p])
+            if rec.get("struck"):
+                text += " (the switches had counted %s)" % pins_words(rec["struck"])
+            return text, []
         parts = [pins_words(rec.get("pins"))] if rec.get("pins") else []
         if rec.get("carom"):
             parts.append("carom %d" % rec["carom"])
@@ -108,8 +138,14 @@ class Game(HostGame):
                 names[other])
         elif points:
             text = "%s: %s — %d points" % (names[p], ", ".join(parts), points)
+        elif rec.get("in_contact"):
+            text = "%s%s — balls were in contact, played from the break position: nothing " \
+                "for the shooter (FP-24)" % (names[p], ": " + ", ".join(parts) if parts else "")
         else:
             text = "%s: no score" % names[p]
+        if foul and rec.get("in_contact"):
+            text += " (played from the break position, balls in contact: FP-24)"
+        text += struck
         to = other if foul else p
         if before is not None and after["sets"] != before["sets"]:
             target = (config or {}).get("target", 60)
@@ -131,6 +167,10 @@ class Game(HostGame):
                     "pins": "" if m.group(2) == "-" else m.group(2),
                     "carom": int(m.group(4) or 0),
                     "fouls": m.group(6).split(",") if m.group(6) else []}
+        m = re.match(r"^P([12]) void$", text or "")
+        if m:
+            return {"a": "shot", "player": int(m.group(1)) - 1, "pins": "", "carom": 0,
+                    "fouls": [], "void": 1}
         if text == "break" and state and state.get("breaker") is not None:
             return {"a": "break", "player": state["breaker"]}
         return HostGame.parse_last(self, text, state) if text == "undo" else None
@@ -356,11 +396,15 @@ class Game(HostGame):
                     tr.press("break")
                 tr.press("confirm")
             elif a == "shot":
-                common.strike(tr, action.get("pins", ""), PINS)
+                # The switches count the pins down and those the referee strikes (FP-22).
+                struck = action.get("struck", "")
+                down = "".join(p for p in PINS if p in action.get("pins", "") or p in struck)
+                common.strike(tr, down, PINS)
                 carom = action.get("carom", 0)
                 if carom:
                     tr.press("carom%d" % carom)
                 common.foul_list(tr, action.get("fouls", []), LIST_ORDER)
+                common.foul_list(tr, rulings(action, struck), ruling_list(down))
                 tr.press("confirm")
                 tr.wait(500)
             elif a == "undo":

@@ -4,7 +4,8 @@ import re
 
 from chalk.games import common
 from chalk.games.common import HostGame, and_list, clock, plural
-from scoreboard.referee.novuss import FOULS as LIST_ORDER  # the foul list's order
+from scoreboard.games.novuss.referee import FOULS as LIST_ORDER  # the foul list's order
+from scoreboard.games.novuss.referee import LIST as RULING_LIST  # ... with the ruling
 
 FOUL_WORDS = {
     "no_own_touch": "the striker touched no own puck (NV-7)",
@@ -50,6 +51,10 @@ class Game(HostGame):
         if a != "shot":
             return HostGame.describe(self, rec, before, after, names, config)
         other = 1 - side
+        if rec.get("void"):
+            # A void shot (as FP-17): a third party or force majeure spoilt it
+            return ("%s: shot void (a third party or force majeure), nothing counts; %s to "
+                    "play (NV-6)" % (names[side], names[other])), []
         own, opp = rec.get("own", 0), rec.get("opp", 0)
         fouls = rec.get("fouls") or []
         parts = []
@@ -219,6 +224,8 @@ class Game(HostGame):
                     tr.pocket(tr.rng.randint(1, 4), tr.t, (2000, 600)[colour])
                 tr.wait(tr.rng.randint(1000, 2000))  # everything at rest
                 common.foul_list(tr, action.get("fouls", []), LIST_ORDER)
+                if action.get("void"):  # the ruling after the fouls
+                    common.foul_list(tr, ["void"], RULING_LIST)
                 tr.press("confirm")
                 tr.wait(500)
             elif a == "undo":

@@ -2,8 +2,10 @@
 
 from chalk.games import common
 from chalk.games.common import HostGame, and_list, clock
-from scoreboard.referee.seven_pins import FOULS as LIST_ORDER  # the foul list's order
-from scoreboard.referee.seven_pins import PINS
+from scoreboard.games.seven_pins.referee import FOULS as LIST_ORDER  # the foul list's order
+from scoreboard.games.seven_pins.referee import LIST as RULING_LIST  # ... with the rulings
+from scoreboard.games.seven_pins.referee import PINS
+from scoreboard.referee.pintable import NOT_DOWN
 
 FOUL_WORDS = {
     "cue_pins": "the cue ball knocked a pin (SP-8)",
@@ -54,6 +56,13 @@ class Game(HostGame):
         if a != "shot":
             return HostGame.describe(self, rec, before, after, names, config)
         pins = rec.get("pins") or []
+        if rec.get("void"):
+            # A void shot (as FP-17): a third party or force majeure spoilt it
+            text = "%s: shot void (a third party or force majeure), nothing counts; the turn " \
+                "passes (SP-9)" % names[p]
+            if rec.get("struck"):
+                text += " (the switches had counted %s)" % pins_words(rec["struck"])
+            return text, []
         parts = [pins_words(pins)]
         if rec.get("pocketed"):
             parts.append("%d ball%s potted" % (rec["pocketed"], "s" if rec["pocketed"] > 1
@@ -65,6 +74,8 @@ class Game(HostGame):
         if parts[0] == "no pin":
             parts = parts[1:] or ["nothing down"]
         text = "%s: %s" % (names[p], ", ".join(parts))
+        if rec.get("struck"):  # as FP-22: counted by the switches, ruled not down
+            text += " (%s struck by the referee, not down)" % pins_words(rec["struck"])
         fouls = rec.get("fouls") or []
         if fouls:
             text += " — foul: %s" % and_list([_SHORT.get(f, f) for f in fouls])
@@ -244,12 +255,17 @@ class Game(HostGame):
                         # An object ball drops through a pocket's beam (SP-10): counted.
                         tr.pocket(tr.rng.choice((1, 2)), t0 + 1500 + 700 * i)
 
-                common.strike(tr, action.get("pins", []), PINS, then=balls)
+                # The switches count the pins down and those the referee strikes (as FP-22).
+                struck = action.get("struck", [])
+                down = [p for p in PINS if p in action.get("pins", []) or p in struck]
+                common.strike(tr, down, PINS, then=balls)
                 if action.get("carom"):
                     tr.press("carom")
                 if action.get("called"):
                     tr.press("called")
                 common.foul_list(tr, action.get("fouls", []), LIST_ORDER)
+                marks = ["void"] if action.get("void") else [NOT_DOWN + p for p in struck]
+                common.foul_list(tr, marks, list(RULING_LIST) + [NOT_DOWN + p for p in down])
                 tr.press("confirm")
                 tr.wait(500)
             elif a == "undo":

@@ -38,6 +38,7 @@ class Game(HostGame):
     random_opening = {"a": "start", "side": 0}
     bench = ({}, 0.025)
     long_bench = ({}, 0.0008)
+    board_bench = ({}, 0.01)
     sample = dict(seed=11, accuracy=0.55, players=["Ann", "Bob"])
 
     def race(self, config):

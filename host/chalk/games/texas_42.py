@@ -2,7 +2,7 @@
 
 from chalk.games import common
 from chalk.games.common import HostGame, clock, entry, given
-from scoreboard.rules.texas_42 import HAND_POINTS, MARKS, hand_points
+from scoreboard.games.texas_42.rules import HAND_POINTS, MARKS, hand_points
 
 
 def made(rec):
