@@ -171,8 +171,10 @@ def run_check(cases, tmp_path, micropython):
     path = tmp_path / "cases.json"
     path.write_text(json.dumps(cases), encoding="utf-8")
     if micropython:
-        return [json.loads(x) for x in run_mp(MP_TESTS / "frames_check.py",
-                                               args=[path]).stdout.splitlines()]
+        # The heap holds the whole case file (every action's state at once, which a board
+        # never does) beside the firmware compiled from source: more than a board's 96k.
+        return [json.loads(x) for x in run_mp(MP_TESTS / "frames_check.py", args=[path],
+                                               heap="160k").stdout.splitlines()]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(FIRMWARE), str(MP_TESTS)]))
     out = subprocess.run([sys.executable, str(MP_TESTS / "frames_check.py"), str(path)],
                          capture_output=True, text=True, env=env, check=True).stdout
