@@ -321,6 +321,15 @@ def test_writers_of_one_archive_take_turns(tmp_path):
 def test_an_archive_locked_by_another_program_holds_the_table_back_not_for_good(five):
     sim, served = five
     other = sqlite3.connect(str(served.tmp / "archive.sqlite3"), isolation_level=None)
+    # The lock is taken once the table has written what its first sync brings (the records,
+    # then the board's signature of its head, a moment later): else the table may be the one
+    # caught in a write when the lock comes, with the command below waiting behind it.
+    deadline = time.monotonic() + 60
+    while other.execute("SELECT 1 FROM boards JOIN games ON games.board_id = boards.id JOIN heads "
+                        "ON heads.game_id = games.id WHERE heads.seq = boards.last_seq "
+                        "AND boards.last_seq > 0").fetchone() is None:
+        assert time.monotonic() < deadline, "".join(served.lines[-10:])
+        time.sleep(0.05)
     try:
         other.execute("BEGIN IMMEDIATE")  # another program writes, for longer than LOCK_WAIT
         seq = act(served, "window", {"a": "break", "player": 1})["result"]["seq"]

@@ -259,10 +259,15 @@ class Table(Follower):
 
         while True:
             try:
-                cmd, args, timeout, fut = self.requests.get_nowait()
+                cmd, args, timeout, fut, due = self.requests.get_nowait()
             except queue.Empty:
                 break
             if not fut.set_running_or_notify_cancel():
+                continue
+            if time.monotonic() > due:  # waited out a reconnection: too late to carry out
+                fut.set_exception(ChalkError(
+                    "table %s: the board was not reachable within %g s" % (self.name, timeout),
+                    "chalk serve reconnects by itself; try again"))
                 continue
             try:
                 fut.set_result(link.request(cmd, args, timeout=timeout))
@@ -352,13 +357,24 @@ class Table(Follower):
             self.venue.changed(self)
 
     def _fail_pending(self, message):
+        """A session ended: the commands waiting for it that are still within their time wait
+        for the next one (a moment's lock of the archive, a reconnection: a staff member's
+        undo still goes through); the others fail, saying why."""
+        now = time.monotonic()
+        keep = []
         while True:
             try:
-                _c, _a, _t, fut = self.requests.get_nowait()
+                item = self.requests.get_nowait()
             except queue.Empty:
-                return
-            if fut.set_running_or_notify_cancel():
-                fut.set_exception(ChalkError(message, "see `chalk serve`'s output"))
+                break
+            if item[3].done():
+                continue
+            if now < item[4] and not self.venue.stop.is_set():
+                keep.append(item)
+            elif item[3].set_running_or_notify_cancel():
+                item[3].set_exception(ChalkError(message, "see `chalk serve`'s output"))
+        for item in keep:
+            self.requests.put(item)
 
     def submit(self, cmd, args=None, timeout=5.0):
         """Queue a command for the board; a concurrent Future of its result dict."""
@@ -377,7 +393,9 @@ class Table(Follower):
         except ChalkError as e:
             fut.set_exception(e)
             return fut
-        self.requests.put((cmd, args, timeout, fut))
+        # It waits for the board up to its timeout (and a reconnection's first backoff more):
+        # past that it fails rather than act late.
+        self.requests.put((cmd, args, timeout, fut, time.monotonic() + timeout + BACKOFF[0]))
         return fut
 
     @property
