@@ -118,17 +118,37 @@ def _steps(tmp, board, game, n):
                                                str(flash)))
     # On a heap near the simulated board's, where its collections are timed too (scaled below:
     # longer than on the board's own heap, which only makes the figure cautious).
-    # The best of three runs, phase by phase: a busy machine only ever adds to a step's time.
+    # Three runs, compared step by step: each step (the n-th of its kind in its phase) at its
+    # shortest of the runs, then each phase's longest of those. A busy machine only ever adds to
+    # a step's time, and it seldom preempts the same step in every run.
     r = None
-    for _ in range(3):
+    best = {}  # (phase, what, n) -> [python us, collection us], the shortest of the runs
+    for k in range(3):
         out = run_mp(code=code, heap=STEPS_HEAP_KB, check=True, timeout=900)
-        run = json.loads(out.stdout.splitlines()[-1])
+        lines = out.stdout.splitlines()
+        run = json.loads(lines[-1])
+        seen = set()
+        for line in lines[:-1]:
+            if not line.startswith("S\t"):
+                continue
+            _, phase, what, n, py, gc_us = line.split("\t")
+            key = (phase, what, int(n))
+            seen.add(key)
+            row = [int(py), int(gc_us)]
+            if k == 0:
+                best[key] = row
+            elif key in best and step_ms(row + [what], 1)[0] < step_ms(best[key] + [what], 1)[0]:
+                best[key] = row
+        for key in list(best):
+            if key not in seen:
+                del best[key]  # shorter than the runs print in this one
         if r is None:
             r = run
-            continue
-        for phase, row in run["steps"].items():
-            if phase not in r["steps"] or step_ms(row, 1) < step_ms(r["steps"][phase], 1):
-                r["steps"][phase] = row
+    r["steps"] = {}
+    for (phase, what, _), (py, gc_us) in best.items():
+        row = r["steps"].get(phase)
+        if row is None or step_ms([py, gc_us, what], 1)[0] > step_ms(row, 1)[0]:
+            r["steps"][phase] = [py, gc_us, what]
     # The collection's pause, timed on a heap of the board's size (the firmware's code as
     # .mpy in it, as on the simulated board).
     gc_code = ("import sys, gc, time\nsys.path.insert(0, %r)\nfrom scoreboard.hal.sim import "
@@ -233,13 +253,19 @@ def cpu_per_second(tmp, board, game, seconds, peer_dir):
         d.mkdir()
         return d
 
-    # The best of two runs: a busy machine only ever adds to a run's time.
-    chalk_ms = min(_cpu(["play", cfg, flash("play%d" % k), trace, seconds], seconds)[1]
-                   ["busy_us"] for k in range(2)) / 1000 / seconds
+    # A board that has played before: its first boot (its key pair made, its journal begun) is
+    # no part of a second of play. Then the best of three runs: a busy machine only ever adds
+    # to a run's time.
+    played = flash("play")
+    _cpu(["play", cfg, played, trace, 2], 2)
+    chalk_ms = min(_cpu(["play", cfg, played, trace, seconds], seconds)[1]["busy_us"]
+                   for k in range(3)) / 1000 / seconds
     if peer_dir is None:
         return chalk_ms, None
-    drv = _cpu(["peer", cfg, flash("drv"), trace, seconds, "-"], seconds)[1]["busy_us"]
-    peer = _cpu(["peer", cfg, flash("peer"), trace, seconds, peer_dir], seconds)[1]["busy_us"]
+    drv = min(_cpu(["peer", cfg, flash("drv%d" % k), trace, seconds, "-"], seconds)[1]
+              ["busy_us"] for k in range(3))
+    peer = min(_cpu(["peer", cfg, flash("peer%d" % k), trace, seconds, peer_dir], seconds)[1]
+               ["busy_us"] for k in range(3))
     return chalk_ms, max(0, peer - drv) / 1000 / seconds
 
 
@@ -357,9 +383,10 @@ def main(smoke=False):
                 else "-", goal))
         print("(%d s of play each, sensors only: a shot every 4 s, pins falling and standing, a "
               "wobble, a puck, a peg, a key; the time the board is not asleep, less the trace's "
-              "own driving (Chalk: best of 2). Switch: one task per switch line polling its pin "
-              "every 50 ms; it cannot watch a peg chain or a key matrix, which Chalk also "
-              "scans on boards with pegs or a keypad.%s)" % (
+              "own driving (each the best of 3; Chalk's on a board booted once before). Switch: "
+              "one task per switch line polling its pin every 50 ms; it cannot watch a peg "
+              "chain or a key matrix, which Chalk also scans on boards with pegs or a "
+              "keypad.%s)" % (
                   seconds, "" if peer else " Switch not measured: set %s to a checkout of "
                   "peterhinch/micropython-async" % PEER_ENV))
         print()

@@ -114,6 +114,7 @@ def tick(cfg, flash, steps):
     board, app = _app(cfg, flash)
     board.sampler = lambda period, cb: _Timer()  # this bench calls sample() itself
     app.start_sampling()
+    model = _model(board)
     clock = board.clock
     step = board.cfg["timings"]["scan_ms"]
     ev = array("i", [0, 0, 0, 0])
@@ -126,10 +127,11 @@ def tick(cfg, flash, steps):
             clock.advance(step)
             if mode == "busy":
                 _busy(board, app, k)
+            m0 = model[0]
             t0 = time.ticks_us()
             app.sample()
             app._drain()
-            dt = time.ticks_diff(time.ticks_us(), t0)
+            dt = time.ticks_diff(time.ticks_us(), t0) - (model[0] - m0)
             spent += dt
             if dt > most:
                 most = dt
@@ -137,6 +139,46 @@ def tick(cfg, flash, steps):
                 events += 1
         out[mode] = {"us": spent / steps, "max_us": most, "events": events}
     print(json.dumps(out))
+
+
+class _Wire:
+    """A simulated wire of the board (a pin, the SPI bus) whose model's time is counted: on the
+    chip it is one call into C (a GPIO's register, the SPI peripheral), here the simulated
+    hardware behind it is Python. The call itself stays the board's (its cost stands for the
+    C call's)."""
+
+    def __init__(self, fn, model):
+        self._fn = fn
+        self._model = model
+
+    def __call__(self, *a):
+        t0 = time.ticks_us()
+        r = self._fn(*a)
+        self._model[0] += time.ticks_diff(time.ticks_us(), t0)
+        return r
+
+    value = __call__
+    readinto = __call__
+
+
+def _model(board):
+    """The simulated hardware behind the board's peg chain and key matrix, timed apart (see
+    _Wire): [us so far]."""
+    model = [0]
+    pegs = board.pegs
+    if pegs is not None:
+        if hasattr(pegs, "_spi"):  # hal.spipegs.SpiPegs: a latch pulse, one SPI read
+            pegs._latch = _Wire(pegs._latch, model)
+            pegs._spi = _Wire(pegs._spi.readinto, model)
+        else:  # hal.pegs.Pegs, bit-banged: every clock and read a pin's
+            pegs._load = _Wire(pegs._load, model)
+            pegs._clock = _Wire(pegs._clock, model)
+            pegs._data = _Wire(pegs._data, model)
+    if board.matrix is not None:  # hal.keypad.Keypad over the simulated matrix's wires
+        pad = board.keypad
+        pad._rows = tuple(_Wire(r.value, model) for r in pad._rows)
+        pad._cols = tuple(_Wire(c.value, model) for c in pad._cols)
+    return model
 
 
 class _Timed:
@@ -177,6 +219,12 @@ class _Quiet:
         self.start = None
         self.slept = 0
         self._poll = select.poll()
+        self._woken = None
+        self.waiting = False
+
+    def watch(self, woken):  # as serve.Stdin: the loop's sleep ends when an input changes
+        self._woken = woken
+        return woken.register(self._poll)
 
     def read(self, limit=256):
         now = time.ticks_us()
@@ -191,7 +239,11 @@ class _Quiet:
 
     def wait(self, ms):
         t0 = time.ticks_us()
+        self.waiting = True
         self._poll.poll(ms)
+        self.waiting = False
+        if self._woken is not None:
+            self._woken.clear()
         self.slept += time.ticks_diff(time.ticks_us(), t0)
 
 
@@ -201,25 +253,49 @@ def _busy_us(wall, slept, world):
 
 
 def play(cfg, flash, trace, seconds):
+    from scoreboard.hal import simtimer
     from scoreboard.hal.sim import SimBoard, TracePlayer
     from scoreboard.serve import serve
 
     board = SimBoard(cfg, flash)
     board.baud = 115200  # the link paced as on the board's UART
-    player = _Timed(TracePlayer(board, open(trace, "rb")))
+    player = TracePlayer(board, open(trace, "rb"))
     sent = [0]
 
     def write(s):
         sent[0] += len(s)
 
     quiet = _Quiet(seconds)
+    # The simulated world's callback (the trace applied) runs on the main thread, while the
+    # loop is awake or inside its sleep: its time awake is no part of the board's, bar the edge
+    # handlers it calls (the board's own work, awake or asleep: added back).
+    from scoreboard.app import App
+
+    move = simtimer.move_world
+    edge = App._edge
+    world = [0, 0]
+
+    def moved(b):
+        t0 = time.ticks_us()
+        move(b)
+        if not quiet.waiting:
+            world[0] += time.ticks_diff(time.ticks_us(), t0)
+
+    def edged(app, line):
+        t0 = time.ticks_us()
+        edge(app, line)
+        world[1] += time.ticks_diff(time.ticks_us(), t0)
+
+    simtimer.move_world = moved
+    App._edge = edged
     try:
         app = serve(board, trace=player, stdin=quiet, write=write)
     except KeyboardInterrupt:
         app = None
     wall = getattr(quiet, "wall", 0)
-    print(json.dumps({"world_us": player.us, "sent": sent[0], "ok": app is None,
-                      "wall_us": wall, "busy_us": _busy_us(wall, quiet.slept, player.us)}))
+    print(json.dumps({"world_us": world[0], "edges_us": world[1], "sent": sent[0],
+                      "ok": app is None, "wall_us": wall,
+                      "busy_us": _busy_us(wall, quiet.slept, world[0]) + world[1]}))
 
 
 def peer(cfg, flash, trace, seconds, where):
@@ -340,6 +416,7 @@ PLAY = [("state", {})] * 3 + [("undo", {})] * 5 + [("service", {"on": k % 2 == 0
 
 
 ROOM = 48 * 1024  # free heap below which the steps' run collects between two steps
+NOTE_US = 20  # steps at least this long (here; about 3 ms on the chip) are printed one by one
 
 
 def steps(cfg, flash, mpy):
@@ -420,6 +497,8 @@ def steps(cfg, flash, mpy):
                     mod.gc = timed_gc
 
     most = {}  # phase -> [python us, collection us, what]
+    seq = {}  # phase + what -> steps of that kind so far
+    noted = []  # the steps of at least NOTE_US, waiting to be printed between two steps
 
     # A collection the heap makes on its own (an allocation that found no room) shows as more
     # free heap after a step than before: it is counted as a collection (the pause measured
@@ -485,9 +564,22 @@ def steps(cfg, flash, mpy):
             if gc.mem_free() > f0 and g == 0:
                 g = auto[0] if auto[0] < dt else dt
             what = "%s%s (%s)" % (name, ": " + r if type(r) is str else "", host.cmd())
-            row = most.setdefault(host.phase(), [0, 0, ""])
+            phase = host.phase()
+            row = most.setdefault(phase, [0, 0, ""])
             if dt - g + g / 2.5 > row[0] + row[1] / 2.5:
                 row[0], row[1], row[2] = dt - g, g, what
+            # Each step noted by its place in the run (the n-th of its kind), so that runs can be
+            # compared step by step: a step the machine preempted in one run is not preempted
+            # at the same place in another (bench_esp32 takes the shortest of the runs).
+            key = phase + "\t" + what
+            n = seq.get(key, 0)
+            seq[key] = n + 1
+            if dt - g + g / 2.5 >= NOTE_US:
+                noted.append("S\t%s\t%d\t%d\t%d" % (key, n, dt - g, g))
+            if not depth[0] and noted:
+                for line in noted:
+                    print(line)
+                noted.clear()
             return r
         return run
 

@@ -94,10 +94,11 @@ def test_only_cr_ctrl_c_or_two_ctrl_c_stop_the_loop_and_the_rest_is_left(tmp_pat
     (dog,) = dogs
     assert dog.timeout_ms == 8000 and dog.released
     # Fed at every pass that looks at the lines: every scan (scan_ms 5) while something
-    # happens, every REST_MS (100) at rest, far within its 8 s.
-    from scoreboard.serve import REST_MS
+    # happens, every NO_WAKE_MS (100) at rest where nothing can end the loop's sleep early (this
+    # host's stdin), far within its 8 s.
+    from scoreboard.serve import NO_WAKE_MS
 
-    assert dog.feeds >= dog.elapsed // REST_MS > 4
+    assert dog.feeds >= dog.elapsed // NO_WAKE_MS > 4
 
 
 def test_a_stray_ctrl_c_inside_a_frame_only_spoils_that_frame(tmp_path):

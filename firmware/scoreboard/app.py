@@ -28,7 +28,8 @@ _KEY_FAULT_BASE = 128  # FAULT ids of keypad keys: 128 + key
 _SAMPLES = const(32)  # changes the sampling timer notes before the loop runs the sensing layer
 _RAM_BLOCKS = const(3)  # blocks of a game's codes kept in RAM (spill.SpilledCodes.RAM_BLOCKS)
 _HEAP_CHECK_MS = const(30000)  # the heap is measured this often, between two scans
-_REST_MS = const(100)  # the loop's look at a table at rest (App.rest_ms)
+_REST_MS = const(1000)  # the loop's look at a table at rest (App.rest_ms; serve caps it)
+_NOT_ENDS = ("scan_ms", "peg_scan_ms", "watchdog_ms")  # timings that end no sensing timer
 _WAIT_MS = const(50)  # ... while only a timer of the sensing layer runs
 _HEAP_LOW = const(8 * 1024)  # free heap below this, or a largest block below _BLOCK_LOW: low
 _BLOCK_LOW = const(2 * 1024)
@@ -102,8 +103,22 @@ class App:
                                  ring=self.ring, base=_PEG_FAULT_BASE + 27))
             self._peg_every = T["peg_scan_ms"]
             self._peg_last = None
+        self._peg_quiet = False  # the peg layer waits for nothing with _peg_a, _peg_b (_quiet)
+        self._peg_a = self._peg_b = 0
         self._ev = array("i", [0, 0, 0, 0])
         self._step = T["scan_ms"]
+        # When a timer of the sensing layer can end, in ms after the latest change of an input
+        # (each of them starts at one: a bounce, a press, a fall, a shot window settling, a
+        # closing window's 2 x min_fall_ms): the loop sleeps until the next of these.
+        ends = []
+        for k in T:
+            v = T[k]
+            if k[-3:] == "_ms" and k not in _NOT_ENDS and v > 0:
+                ends.append(v)
+                ends.append(2 * v)
+        ends.sort()
+        self._ends = tuple(ends)
+        self._s_change = 0  # the time of the latest change noted
         self._sampling = False  # the lines are sampled on their edges (start_sampling)
         self._sampler = None  # the board's timer sampling a keypad or pegs
         self._s_seen = 0  # the latest time the inputs were looked at
@@ -115,6 +130,7 @@ class App:
         self._s_cb = self.sample  # bound once: the timer must not allocate it
         self._s_r = self._s_w = 0  # read by tick only / written by sample only
         self._s_lost = 0  # samples the ring had no room for
+        self.woken = None  # wake.Woken: set when a sample notes a change (the loop's sleep ends)
         self._s_last = 0  # when the latest sample was taken
         self._p_raw = self._p_keys = 0  # the inputs of the latest sample tick() ran over
         self._idle = False  # the sensing layer waited for nothing after its last run
@@ -487,7 +503,7 @@ class App:
         self._p_raw = now[0]
         self._p_keys = now[1]
         self._s_prev = -1
-        self._s_last = self._s_seen = self.clock.ticks_ms()
+        self._s_last = self._s_seen = self._s_change = self.clock.ticks_ms()
         self._sampling = True
         if self.pockets is not None:
             self.pockets.edges_only = True
@@ -544,6 +560,9 @@ class App:
                 m >>= 1
                 i += 1
         if raw != now[0] or keys != now[1] or pegs[0] != now[2] or pegs[1] != now[3]:
+            if self.woken is not None:
+                self.woken.flag = 1
+            self._s_change = t
             w = self._s_w
             nxt = w + 1 if w + 1 < _SAMPLES else 0
             if nxt == self._s_r:
@@ -567,15 +586,22 @@ class App:
 
     def rest_ms(self):
         """How long the loop may sleep before it looks again: 0 while something new was noted
-        (or the screen is to be drawn); _WAIT_MS while only a timer in the sensing layer runs (a
-        bounce, a held press, a shot window settling: their ends are judged to that much, as
-        micropython-async polls a switch); _REST_MS when nothing waits at all. Edges are noted
-        meanwhile by their handlers."""
+        (or the screen is to be drawn); while a timer in the sensing layer runs (a bounce, a
+        held press, a shot window settling), until the next moment one can end (_ends after
+        the latest change; past them all, _WAIT_MS, as micropython-async polls a switch: its
+        end is judged at its time whatever the look's); _REST_MS when nothing waits at all.
+        Edges are noted meanwhile by their handlers (and end the sleep: wake.py)."""
         if not (self._sampling and self._s_r == self._s_w and not self.dirty
                 and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
                 and (self.pockets is None or self.pockets._r_r == self.pockets._r_w)):
             return 0
-        return _REST_MS if self._idle else _WAIT_MS
+        if self._idle:
+            return _REST_MS
+        gone = self.clock.ticks_diff(self.clock.ticks_ms(), self._s_change)
+        for end in self._ends:
+            if end >= gone:
+                return end - gone + 1
+        return _WAIT_MS
 
     def _drain(self):
         """Run the sensing layer over the samples taken since the last tick. Allocates
@@ -624,12 +650,20 @@ class App:
             self.pockets.tick(t, raw >> self._pk_shift, analog)
         if pegs:
             buf = self._pegbuf
+            a = buf[0]
+            b = buf[1]
             if rec is not None:
-                rec.pegs(t, 0, buf[0], _PEG_FAULT_BASE)
-                rec.pegs(t, 1, buf[1], _PEG_FAULT_BASE + 27)
-            self.peg_health[0].tick(t, buf[0])
-            self.peg_health[1].tick(t, buf[1])
-            self.grid.tick(t, buf[0], buf[1])
+                rec.pegs(t, 0, a, _PEG_FAULT_BASE)
+                rec.pegs(t, 1, b, _PEG_FAULT_BASE + 27)
+            # Pegs as they were, with nothing of theirs waiting (the peg layer said so in the
+            # last _quiet): their ticks would do nothing, and are the scan's dearest part.
+            if not (self._peg_quiet and a == self._peg_a and b == self._peg_b):
+                self._peg_quiet = False
+                self._peg_a = a
+                self._peg_b = b
+                self.peg_health[0].tick(t, a)
+                self.peg_health[1].tick(t, b)
+                self.grid.tick(t, a, b)
         if self.keys is not None:
             self.keys.tick(t, keys)
         # Buttons last: a press acts on what the sensors said in the same scan, so a shot
@@ -649,12 +683,13 @@ class App:
             return False
         if self.pockets is not None and not self.pockets.quiet(raw >> self._pk_shift):
             return False
-        if self.grid is not None:
+        if self.grid is not None and not self._peg_quiet:
             a = self._pegbuf[0]
             b = self._pegbuf[1]
             if not (self.grid.quiet(a, b) and self.peg_health[0].quiet(a)
                     and self.peg_health[1].quiet(b)):
                 return False
+            self._peg_quiet = a == self._peg_a and b == self._peg_b
         return self.keys is None or self.keys.quiet(keys)
 
     def tick(self):

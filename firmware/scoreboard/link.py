@@ -184,6 +184,10 @@ class Link:
         there was nothing to do."""
         if self._pumping or self.budget is None:
             return None
+        if not (self._jobs or self._inbox or self._waiting) and self._coding is None and \
+                self._ready is None and self._stream is None and \
+                (self._code is None or self._code.ready()):
+            return None  # nothing to do (most passes): not even the import below
         from .linkwork import step
 
         self._pumping = True

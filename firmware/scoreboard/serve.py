@@ -249,11 +249,26 @@ class Stdin:
         self.poll.register(sys.stdin, select.POLLIN)
         self.prev = b""
         self.stop = False
+        self.woken = None
+        self._sleep = self.poll  # what wait() sleeps on: the host's bytes, and `woken`
+
+    def watch(self, woken):
+        """Wake the sleep below when `woken` (wake.Woken) is set too (a poll of its own: a
+        read must only ever ask for the host's bytes)."""
+        sleep = select.poll()
+        sleep.register(sys.stdin, select.POLLIN)
+        if not woken.register(sleep):
+            return False
+        self.woken = woken
+        self._sleep = sleep
+        return True
 
     def wait(self, ms):
-        """Sleep up to `ms`, or until the host sends something (the port's own poll: a real
-        sleep, during which the board's timer still samples the lines)."""
-        self.poll.poll(ms)
+        """Sleep up to `ms`, or until the host sends something or an input changes (the port's
+        own poll: a real sleep, during which interrupts and the board's timer still run)."""
+        self._sleep.poll(ms)
+        if self.woken is not None:
+            self.woken.clear()
 
     def read(self, limit=256):
         """What is waiting, up to the REPL's sequence (CR Ctrl-C, or Ctrl-C Ctrl-C): the bytes
@@ -283,7 +298,8 @@ def _budget(board, step):
 
 HEARTBEAT_MS = 1000  # a `beat` after this long without a frame (docs/serial-protocol.md)
 SIGN_QUIET_MS = 300  # the signer's work waits this long after the host's last act or new
-REST_MS = 100  # a pass of the loop this often while the table is at rest
+REST_MS = 1000  # a table at rest: a pass this often at least (the heartbeat's)
+NO_WAKE_MS = 100  # ... where the sleep cannot be woken by an input (edges wait for the pass)
 
 
 def _kbd_intr(c):
@@ -347,6 +363,17 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
     stdin = stdin or Stdin()
     wdt_ms = board.cfg["timings"].get("watchdog_ms", 0)
     dog = board.watchdog(wdt_ms) if wdt_ms else None
+    # Asleep between passes until the host sends a byte, an input changes (the edge handler or
+    # the sampling timer sets `woken`) or the next pass is due; a port whose poll cannot watch
+    # it looks every scan period while anything moves.
+    rest = NO_WAKE_MS
+    if hasattr(stdin, "watch"):
+        from .wake import Woken
+
+        woken = Woken()
+        if stdin.watch(woken):
+            app.woken = woken
+            rest = REST_MS if not wdt_ms or wdt_ms // 2 > REST_MS else wdt_ms // 2
     next_tick = clock.ticks_ms()
     next_beat = next_tick
     beat_n = -1
@@ -419,9 +446,12 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 if (nap and not link.busy() and not app.display._todo and app.recorder is None
                         and not handler.pending and not (signer is not None and signer.busy())):
                     # A table at rest, or only waiting for a timer: nothing to look at until an
-                    # edge (its handler notes it) or the host (the sleep ends with its first
-                    # byte); a look now and then.
-                    next_tick = clock.ticks_add(now, nap)
+                    # input changes or the host sends (either ends the sleep), the sensing
+                    # layer's timer, or the heartbeat.
+                    beat = clock.ticks_diff(next_beat, now)
+                    beat = beat if beat > step else step
+                    nap = nap if nap < beat else beat
+                    next_tick = clock.ticks_add(now, nap if nap < rest else rest)
                 _stepped(app, clock, start, slow, t0, s0)
             else:
                 _stepped(app, clock, start, slow, t0, s0)
@@ -431,7 +461,7 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 # host wait in the UART's buffer (a scan period's worth: 57 at 115200 baud).
                 wait = clock.ticks_diff(next_tick, clock.ticks_ms())
                 if wait > 0:
-                    wait = wait if wait < REST_MS else REST_MS
+                    wait = wait if wait < rest else rest
                     if hasattr(stdin, "wait"):
                         stdin.wait(wait)  # asleep, woken at once by a byte from the host
                     else:

@@ -1,0 +1,83 @@
+# The main loop at rest (tests/test_rest.py): a simulated board plays a trace of a few presses
+# for some seconds while the host says nothing. Prints one JSON object: the loop's passes, the
+# sleeps an input ended (not their time), the events and heartbeats it sent.
+#
+#   micropython rest_check.py BOARD.json FLASH TRACE SECONDS
+
+import json
+import select
+import sys
+import time
+
+from scoreboard import frames
+from scoreboard.app import App
+from scoreboard.hal.sim import SimBoard, TracePlayer
+from scoreboard.serve import serve
+
+
+class Host:
+    """Says nothing for `seconds`, then asks for the REPL; sleeps as serve.Stdin does."""
+
+    def __init__(self, seconds):
+        self.stop = False
+        self._end = None
+        self._seconds = seconds
+        self._poll = select.poll()
+        self._woken = None
+        self.waits = 0
+        self.woken_waits = 0  # sleeps that ended with the flag set (an input changed)
+
+    def watch(self, woken):
+        self._woken = woken
+        return woken.register(self._poll)
+
+    def wait(self, ms):
+        self.waits += 1
+        self._poll.poll(ms)
+        if self._woken is not None and self._woken.flag:
+            self.woken_waits += 1
+            self._woken.clear()
+
+    def read(self, limit=256):
+        now = time.ticks_ms()
+        if self._end is None:
+            self._end = time.ticks_add(now, int(self._seconds * 1000))
+        if time.ticks_diff(now, self._end) >= 0:
+            self.stop = True
+            return b"\r\x03"
+        return b""
+
+
+def main(cfg, flash, trace, seconds):
+    board = SimBoard(cfg, flash)
+    player = TracePlayer(board, open(trace, "rb"))
+    host = Host(seconds)
+    passes = [0]
+    tick = App.tick
+
+    def counted(app):
+        passes[0] += 1
+        tick(app)
+
+    App.tick = counted
+    lines = frames.Lines(4096)
+    sent = []
+
+    def write(s):
+        for line in lines.feed(s.encode() if type(s) is str else s):
+            try:
+                f = frames.decode(line)
+            except (frames.Corrupt, frames.WrongVersion):
+                continue
+            if f is not None and f[1] in ("event", "beat"):
+                sent.append(f[1] if f[1] == "beat" else f[2]["kind"])
+
+    try:
+        serve(board, trace=player, stdin=host, write=write)
+    except KeyboardInterrupt:
+        pass
+    print(json.dumps({"passes": passes[0], "waits": host.waits, "woken": host.woken_waits,
+                      "sent": sent}))
+
+
+main(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]))

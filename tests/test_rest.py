@@ -1,0 +1,48 @@
+"""A table at rest costs its board one pass of the main loop a heartbeat, and an input that
+changes ends the loop's sleep at once (scoreboard/wake.py): the edge handler of a switch line,
+or the timer sampling a scorepad's keys, sets a flag the loop's poll watches. Nothing is lost
+for it: every press is still taken, judged at its own time."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chalk.traces import Trace
+from tests.mpy import MP_TESTS, micropython_path, run_mp
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.skipif(micropython_path() is None, reason="micropython not installed")
+SECONDS = 6
+
+
+@pytest.mark.parametrize("board,line", [("five-pins", "confirm"), ("scorepad", "1")])
+def test_a_table_at_rest_sleeps_between_heartbeats_and_wakes_for_an_input(tmp_path, board,
+                                                                          line):
+    tr = Trace(seed=4)
+    for at in (1500, 2730, 4460):  # three presses, at different moments of the heartbeat
+        tr.t = at
+        if board == "scorepad":
+            tr.key(line)
+        else:
+            tr.press(line)
+    trace = tmp_path / "rest.jsonl"
+    tr.write(trace)
+    flash = tmp_path / "flash"
+    flash.mkdir()
+    cfg = tmp_path / "board.json"
+    data = json.loads((ROOT / "firmware" / "boards" / (board + ".json")).read_text())
+    data["link"] = {"test_mode": True}  # every input event mirrored as an `event` frame
+    cfg.write_text(json.dumps(data))
+    out = run_mp(MP_TESTS / "rest_check.py", args=[cfg, flash, trace, SECONDS], heap="512k",
+                 timeout=120)
+    r = json.loads(out.stdout.splitlines()[-1])
+    kind = "key" if board == "scorepad" else "press"
+    assert r["sent"].count(kind) == 3, r  # every press taken
+    assert r["sent"].count("beat") >= 2, r  # the heartbeat goes on at rest
+    # At rest the loop looks once a heartbeat (1 s), and a few times around each press (its
+    # edges, its bounce and minimum press ending): far fewer than a look every 100 ms (60),
+    # let alone every scan (1,200). A busy machine only makes passes later, never more.
+    assert r["passes"] <= SECONDS + 3 * 8 + 4, r
+    # At least one press ended a sleep by itself (a press can fall at a heartbeat's pass).
+    assert r["woken"] >= 1, r
