@@ -118,6 +118,10 @@ class App:
                 ends.append(2 * v)
         ends.sort()
         self._ends = tuple(ends)
+        # After an input changes, the loop's next look waits this long (serve.py): the shortest
+        # timing, at most four scan periods (a ring's worth of changes fits in it).
+        g = ends[0] if ends else 0
+        self.grace_ms = g if g < 4 * self._step else 4 * self._step
         self._s_change = 0  # the time of the latest change noted
         self._sampling = False  # the lines are sampled on their edges (start_sampling)
         self._sampler = None  # the board's timer sampling a keypad or pegs
@@ -600,7 +604,9 @@ class App:
         gone = self.clock.ticks_diff(self.clock.ticks_ms(), self._s_change)
         for end in self._ends:
             if end >= gone:
-                return end - gone + 1
+                # (ends closer together than grace_ms are taken in one look)
+                end = end - gone + 1
+                return end if end > self.grace_ms else self.grace_ms
         return _WAIT_MS
 
     def _drain(self):

@@ -263,12 +263,16 @@ class Stdin:
         self._sleep = sleep
         return True
 
-    def wait(self, ms):
-        """Sleep up to `ms`, or until the host sends something or an input changes (the port's
-        own poll: a real sleep, during which interrupts and the board's timer still run)."""
-        self._sleep.poll(ms)
-        if self.woken is not None:
-            self.woken.clear()
+    def wait(self, ms, watch=True):
+        """Sleep up to `ms`, or until the host sends something or (`watch`) an input changes
+        (the port's own poll: a real sleep, during which interrupts and the board's timer still
+        run). True if an input changed."""
+        (self._sleep if watch else self.poll).poll(ms)
+        woken = self.woken
+        if woken is not None and woken.flag:
+            woken.flag = 0
+            return True
+        return False
 
     def read(self, limit=256):
         """What is waiting, up to the REPL's sequence (CR Ctrl-C, or Ctrl-C Ctrl-C): the bytes
@@ -379,6 +383,7 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
     beat_n = -1
     beat_mode = None
     t0 = s0 = 0
+    graced = False  # an input changed: the next pass comes after app.grace_ms, whatever else does
     if slow is not None:
         import time
 
@@ -402,6 +407,7 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                     raise KeyboardInterrupt
             now = clock.ticks_ms()
             if clock.ticks_diff(now, next_tick) >= 0:
+                graced = False
                 late = clock.ticks_diff(now, next_tick)
                 if late + step > app.gap_ms:
                     app.gap_ms = late + step  # the gauge: the longest a look at the lines waited
@@ -463,7 +469,14 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 if wait > 0:
                     wait = wait if wait < rest else rest
                     if hasattr(stdin, "wait"):
-                        stdin.wait(wait)  # asleep, woken at once by a byte from the host
+                        # Asleep, woken at once by a byte from the host (read at the top of the
+                        # next pass) or by an input that changed: then the lines' turn is now.
+                        if stdin.wait(wait, not graced):
+                            # ... after a grace: no part of the sensing layer judges a change
+                            # sooner (its shortest timing), and the changes of a bounce, a
+                            # fall, a passage come in bursts: one look takes them all.
+                            next_tick = clock.ticks_add(clock.ticks_ms(), app.grace_ms)
+                            graced = True
                     else:
                         clock.sleep_ms(wait)
     except BaseException as e:

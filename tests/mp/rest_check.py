@@ -1,6 +1,7 @@
 # The main loop at rest (tests/test_rest.py): a simulated board plays a trace of a few presses
 # for some seconds while the host says nothing. Prints one JSON object: the loop's passes, the
-# sleeps an input ended (not their time), the events and heartbeats it sent.
+# sleeps an input ended (not their time), those the loop slept again after without a pass (none
+# is right), the events and heartbeats it sent.
 #
 #   micropython rest_check.py BOARD.json FLASH TRACE SECONDS
 
@@ -23,20 +24,31 @@ class Host:
         self._end = None
         self._seconds = seconds
         self._poll = select.poll()
+        self._none = select.poll()
         self._woken = None
         self.waits = 0
         self.woken_waits = 0  # sleeps that ended with the flag set (an input changed)
+        self.woke = False  # the latest sleep did: the next pass must look at the lines
+        self.late = 0  # sleeps an input ended that the loop went back to before a pass
 
     def watch(self, woken):
         self._woken = woken
         return woken.register(self._poll)
 
-    def wait(self, ms):
+    def wait(self, ms, watch=True):
         self.waits += 1
+        if not watch:
+            self._none.poll(ms)  # the grace after a change: no pass is due yet
+            return False
+        if self.woke:
+            self.late += 1
         self._poll.poll(ms)
         if self._woken is not None and self._woken.flag:
             self.woken_waits += 1
             self._woken.clear()
+            self.woke = True
+            return True
+        return False
 
     def read(self, limit=256):
         now = time.ticks_ms()
@@ -57,6 +69,7 @@ def main(cfg, flash, trace, seconds):
 
     def counted(app):
         passes[0] += 1
+        host.woke = False
         tick(app)
 
     App.tick = counted
@@ -77,7 +90,7 @@ def main(cfg, flash, trace, seconds):
     except KeyboardInterrupt:
         pass
     print(json.dumps({"passes": passes[0], "waits": host.waits, "woken": host.woken_waits,
-                      "sent": sent}))
+                      "late": host.late, "sent": sent}))
 
 
 main(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]))
