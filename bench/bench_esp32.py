@@ -95,8 +95,9 @@ def step_ms(row, factor):
     collections by the factor over GC_64_TO_32 (the board's heap is smaller)."""
     if not row:
         return 0.0, "-"
-    py, gc_us, what = row
-    return (py + gc_us / GC_64_TO_32) * factor / 1000, what
+    py, gc_us, what = row[:3]
+    io = row[3] if len(row) > 3 else 0
+    return (py + gc_us / GC_64_TO_32) * factor / 1000 + io / 1000, what
 
 
 def _steps(tmp, board, game, n):
@@ -131,13 +132,13 @@ def _steps(tmp, board, game, n):
         for line in lines[:-1]:
             if not line.startswith("S\t"):
                 continue
-            _, phase, what, n, py, gc_us = line.split("\t")
+            _, phase, what, n, py, gc_us, io = line.split("\t")
             key = (phase, what, int(n))
             seen.add(key)
-            row = [int(py), int(gc_us)]
+            row = [int(py), int(gc_us), what, int(io)]
             if k == 0:
                 best[key] = row
-            elif key in best and step_ms(row + [what], 1)[0] < step_ms(best[key] + [what], 1)[0]:
+            elif key in best and step_ms(row, 1)[0] < step_ms(best[key], 1)[0]:
                 best[key] = row
         for key in list(best):
             if key not in seen:
@@ -145,10 +146,9 @@ def _steps(tmp, board, game, n):
         if r is None:
             r = run
     r["steps"] = {}
-    for (phase, what, _), (py, gc_us) in best.items():
-        row = r["steps"].get(phase)
-        if row is None or step_ms([py, gc_us, what], 1)[0] > step_ms(row, 1)[0]:
-            r["steps"][phase] = [py, gc_us, what]
+    for (phase, _, _), row in best.items():
+        if phase not in r["steps"] or step_ms(row, 1)[0] > step_ms(r["steps"][phase], 1)[0]:
+            r["steps"][phase] = row
     # The collection's pause, timed on a heap of the board's size (the firmware's code as
     # .mpy in it, as on the simulated board).
     gc_code = ("import sys, gc, time\nsys.path.insert(0, %r)\nfrom scoreboard.hal.sim import "
@@ -405,10 +405,12 @@ def main(smoke=False):
                 "<= %d" % STEP_GOAL_MS, "; ".join("%s: %s" % (k, ms[k][1]) for k in ms)))
         print("(a step: the longest part of a pass, a command run, a slice of a reply or of a coded"
               " frame's parity, a record of the stream, the link's slice of the wire, the sensing "
-              "layer and the screen: its Python, best of 3 runs, less the simulated host's reading "
-              "of the wire and the simulated world's callback (the timer's sampling: an "
-              "interrupt's on the chip, measured above), with the collections of the heap it made "
-              "timed apart and scaled to a 32-bit board's heap by %.1f; gap: the scan period plus "
+              "layer and the screen: its Python, each step the shortest of 3 runs, less the "
+              "simulated host's reading of the wire and the simulated world's callback (the "
+              "timer's sampling: an interrupt's on the chip, measured above), with the "
+              "collections of the heap it made timed apart and scaled to a 32-bit board's heap "
+              "by %.1f, and its files' reads and writes timed apart and added as they take here "
+              "(calls into C; on the chip, the flash's own time); gap: the scan period plus "
               "the longest call into C, a collection (timed on this port's %s heap, scaled the "
               "same), when nothing else runs. Goal: under half the shortest press or passage the "
               "configs accept. A busy machine only adds to these figures (a step preempted); "

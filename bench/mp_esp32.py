@@ -390,6 +390,85 @@ def acc(cfg, flash, trace):
     print(json.dumps({"downs": downs}))
 
 
+class _File:
+    """A file of the board's flash whose reads and writes are timed (_files)."""
+
+    def __init__(self, f, io):
+        self._f = f
+        self._io = io
+
+    def _t(self, fn, *a):
+        t0 = time.ticks_us()
+        try:
+            return fn(*a)
+        finally:
+            self._io.us += time.ticks_diff(time.ticks_us(), t0)
+
+    def write(self, b):
+        return self._t(self._f.write, b)
+
+    def flush(self):
+        return self._t(self._f.flush)
+
+    def read(self, *n):
+        return self._t(self._f.read, *n)
+
+    def readinto(self, *a):
+        return self._t(self._f.readinto, *a)
+
+    def readline(self, *n):
+        return self._t(self._f.readline, *n)
+
+    def seek(self, *a):
+        return self._t(self._f.seek, *a)
+
+    def tell(self):
+        return self._f.tell()
+
+    def close(self):
+        return self._t(self._f.close)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+def _files():
+    """The board's files (its journal, checkpoints, key store) opened through _File: an object
+    whose `us` is the time spent in their calls so far."""
+    import builtins
+
+    from scoreboard import journal, spill
+    from scoreboard.hal import simnvs
+
+    class Io:
+        us = 0
+
+    io = Io()
+
+    def timed_open(*a):
+        t0 = time.ticks_us()
+        try:
+            return _File(builtins.open(*a), io)
+        finally:
+            io.us += time.ticks_diff(time.ticks_us(), t0)
+
+    for mod in (journal, spill, simnvs):
+        mod.open = timed_open
+    return io
+
+
 class _TimedGC:
     """The gc module as the firmware's modules see it, its collections timed: a collection is
     a call into C whose pause depends on the heap's size, so bench_esp32 scales it to the
@@ -513,7 +592,8 @@ def steps(cfg, flash, mpy):
         dt = time.ticks_diff(time.ticks_us(), t0)
         auto[0] = dt if dt > auto[0] else auto[0]
 
-    inner = [0, 0, 0, 0]  # the time, host's, collections' and world's of the timed calls so far
+    inner = [0, 0, 0, 0, 0]  # the time, host's, collections', world's, files' of the timed calls
+    io = _files()
 
     class Isr:
         us = 0  # the time the simulated world's callback took (its timer's App.sample in it)
@@ -545,7 +625,8 @@ def steps(cfg, flash, mpy):
             g0 = timed_gc.us
             h0 = host.us
             i0 = isr.us
-            n0, nh, ng, ni = inner
+            n0, nh, ng, ni, no = inner
+            o0 = io.us
             f0 = gc.mem_free()
             t0 = time.ticks_us()
             try:
@@ -560,25 +641,30 @@ def steps(cfg, flash, mpy):
             # the chip is a copy into its buffer, in C), nor is the world's callback, nor a step
             # timed within this one (the link's step its slice of the wire runs first: that
             # counts on its own).
+            io_us = io.us - o0
+            # A file's read or write is the flash's on the chip (a call into C, at the flash's
+            # pace): timed apart, not scaled as Python.
+            own_io = io_us - (inner[4] - no)
             dt = whole - (inner[0] - n0) - (host_us - (inner[1] - nh)) - (isr_us - (inner[3] - ni))
+            dt -= own_io
             g -= inner[2] - ng
-            inner[0], inner[1], inner[2], inner[3] = (n0 + whole, nh + host_us,
-                                                      ng + timed_gc.us - g0, ni + isr_us)
+            inner[0], inner[1], inner[2], inner[3], inner[4] = (
+                n0 + whole, nh + host_us, ng + timed_gc.us - g0, ni + isr_us, no + io_us)
             if gc.mem_free() > f0 and g == 0:
                 g = auto[0] if auto[0] < dt else dt
             what = "%s%s (%s)" % (name, ": " + r if type(r) is str else "", host.cmd())
             phase = host.phase()
-            row = most.setdefault(phase, [0, 0, ""])
+            row = most.setdefault(phase, [0, 0, "", 0])
             if dt - g + g / 2.5 > row[0] + row[1] / 2.5:
-                row[0], row[1], row[2] = dt - g, g, what
+                row[0], row[1], row[2], row[3] = dt - g, g, what, own_io
             # Each step noted by its place in the run (the n-th of its kind), so that runs can be
             # compared step by step: a step the machine preempted in one run is not preempted
             # at the same place in another (bench_esp32 takes the shortest of the runs).
             key = phase + "\t" + what
             n = seq.get(key, 0)
             seq[key] = n + 1
-            if dt - g + g / 2.5 >= NOTE_US:
-                noted.append("S\t%s\t%d\t%d\t%d" % (key, n, dt - g, g))
+            if dt - g + g / 2.5 >= NOTE_US or own_io >= 1000:
+                noted.append("S\t%s\t%d\t%d\t%d\t%d" % (key, n, dt - g, g, own_io))
             if not depth[0] and noted:
                 for line in noted:
                     print(line)

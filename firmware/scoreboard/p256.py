@@ -9,7 +9,7 @@
 # (tests/test_p256.py). The host verifies with `cryptography`, never with this code.
 #
 # Every long computation is a generator: it yields after a bounded piece of work (one point
-# doubling and one addition, or eight bits of an exponent), and its result comes back as the
+# doubling, one addition, or four bits of an exponent), and its result comes back as the
 # generator's return value (`r = yield from f()`). The main loop steps it between scans
 # (scoreboard.sign.Signer), so a signature never holds up a scan. The public key of d is
 # mul(d).
@@ -48,7 +48,7 @@ def hmac_sha256(key, msg):
 
 
 def inverse(a, m):
-    """a^-1 mod a prime m (Fermat: a^(m-2)), eight exponent bits a step."""
+    """a^-1 mod a prime m (Fermat: a^(m-2)), four exponent bits a step."""
     e = m - 2
     a %= m
     r = 1
@@ -57,7 +57,7 @@ def inverse(a, m):
         r = r * r % m
         if e >> i & 1:
             r = r * a % m
-        if not i & 7:
+        if not i & 3:
             yield
         i -= 1
     return r
@@ -102,7 +102,7 @@ def _add(X1, Y1, Z1, x2, y2):
 
 def mul(k, x=GX, y=GY):
     """k * (x, y) for 1 <= k < N, as affine (x, y); None for the point at infinity. One
-    doubling and one addition a step, 256 steps whatever k is, then the inversion."""
+    doubling or one addition a step, 512 steps whatever k is, then the inversion."""
     k = k + N
     if not k >> 256:
         k += N  # now exactly 257 bits: the top bit starts at (x, y), no leading zeros
@@ -110,6 +110,7 @@ def mul(k, x=GX, y=GY):
     i = 255
     while i >= 0:
         X, Y, Z = _double(X, Y, Z)
+        yield
         A = _add(X, Y, Z, x, y)
         if k >> i & 1:
             X, Y, Z = A

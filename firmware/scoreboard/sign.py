@@ -110,8 +110,9 @@ class Signer:
         return bool(self._queue)
 
     def run(self, clock, budget_ms):
-        """Step the work in hand for about budget_ms (a step is a point doubling and an
-        addition: about 1 ms on an ESP32, 30 us on the unix port). True while work is left."""
+        """Step the work in hand for about budget_ms (a step is a point doubling or an addition,
+        or four bits of an inversion: a few ms on an ESP32, some 20-60 us on the unix port).
+        True while work is left."""
         start = clock.ticks_ms()
         while self._queue:
             self.step()

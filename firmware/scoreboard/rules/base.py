@@ -6,12 +6,15 @@
 #
 # Memory: a board keeps a whole match in RAM, so each applied action is stored as one small int
 # (the game's `encode`), not as the action dict, in fixed blocks that also keep a checkpoint of
-# the state every block (see Codes): undo refolds at most one block, boot is one pass.
+# the state every block (see Codes): undo refolds at most one block, boot is one pass; the
+# states before the latest few actions are kept too, so undos in a row refold nothing.
 # The state itself is a flat list of ints (indices are per-game constants), so copying it for an
 # all-or-nothing step is one short list copy.
 
 import json
 from array import array
+
+_BACKS = 8  # states before the latest actions kept for undo (Rules._backs)
 
 
 class RuleError(Exception):
@@ -222,6 +225,9 @@ class Game:
         self.config = self.check_config(dict(config or {}))
         self._s = self.initial()
         self._codes = Codes(len(self._s), self.WORDS)
+        # The states before the latest actions, newest last, as (n, the state after the first
+        # n kept actions): undos in a row take them, without refolding (at most _BACKS kept).
+        self._backs = []
 
     # -- hooks a game implements -------------------------------------------------------------
     def check_config(self, config):
@@ -266,7 +272,11 @@ class Game:
         if kind == "undo":
             if not self._codes:
                 raise RuleError("LOG", "nothing to undo", action, self.state())
-            return (None, self.state_at(len(self._codes) - 1))
+            n = len(self._codes) - 1
+            backs = self._backs
+            if backs and backs[-1][0] == n:
+                return (None, list(backs[-1][1]))  # the state before the latest action: kept
+            return (None, self.state_at(n))
         if kind not in self.ACTIONS:
             raise RuleError(
                 "LOG",
@@ -292,10 +302,18 @@ class Game:
         """commit() without building the state dict: replay and boot, which fold many actions
         and look at the state once."""
         code, s = pending
+        backs = self._backs
         if code is None:
             self._codes.pop()  # undo: retract the latest action not already retracted
+            if backs and backs[-1][0] == len(self._codes):
+                backs.pop()  # that state is the current one now
         else:
-            self._codes.append(code, self._s)  # the state before it: a checkpoint per block
+            # The state before it: a checkpoint per block, and the next undo's at hand (a state
+            # is never changed in place: a step works on a copy).
+            if len(backs) >= _BACKS:
+                backs.pop(0)
+            backs.append((len(self._codes), self._s))
+            self._codes.append(code, self._s)
         self._s = s
 
     def spill_to(self, codes):
