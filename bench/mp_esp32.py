@@ -684,12 +684,15 @@ def steps(cfg, flash, mpy):
     except KeyboardInterrupt:
         pass
     pause = 0
+    least = None
     for _ in range(10):
         t0 = time.ticks_us()
         gc.collect()
         dt = time.ticks_diff(time.ticks_us(), t0)
         pause = dt if dt > pause else pause
-    print(json.dumps({"ok": host.ok, "asked": len(cmds), "gc_us": pause, "steps": most}))
+        least = dt if least is None or dt < least else least
+    print(json.dumps({"ok": host.ok, "asked": len(cmds), "gc_us": pause, "gc_min_us": least,
+                      "steps": most}))
 
 
 if __name__ == "__main__":
