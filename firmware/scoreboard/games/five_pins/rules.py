@@ -9,7 +9,7 @@
 # Only what the rules can check from those actions lives here: the lag (FP-7), the foul calls
 # (FP-13..FP-16) and which pins went down (FP-18..FP-23) are decided at the table.
 
-from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value
+from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value, flag, foul_mask
 
 try:
     from micropython import const
@@ -134,9 +134,9 @@ class Rules(Game):
             self._bad("FP-1", "player must be 0 or 1 (two players, each with his own ball)", action)
         if action.get("a") == "break":
             return player << 1
-        void = self._flag(action, "void", "FP-17", "the referee voided the shot")
-        contact = self._flag(action, "in_contact", "FP-24", "played from the break position "
-                             "after the balls were in contact")
+        void = flag(action, "void", "FP-17", "the referee voided the shot")
+        contact = flag(action, "in_contact", "FP-24", "played from the break position "
+                       "after the balls were in contact")
         mask = self._pins(action, "pins", "FP-2", "the pins down", "" if void else None)
         struck = self._pins(action, "struck", "FP-22", "the pins the switches counted that "
                             "are not down", "")
@@ -153,18 +153,7 @@ class Rules(Game):
         carom = action.get("carom", 0)
         if type(carom) is not int or carom not in CAROMS:
             self._bad("FP-10", "carom must be 0, 3 or 4: only the first carom counts", action)
-        fouls = action.get("fouls", [])
-        if type(fouls) is not list:
-            self._bad("FP-13", "fouls must be a list of foul codes", action)
-        fmask = 0
-        for code in fouls:
-            i = FOULS.index(code) if type(code) is str and code in FOULS else -1
-            if i < 0:
-                self._bad("FP-13", "unknown foul %r (known: %s)" % (code, ", ".join(FOULS)),
-                          action)
-            if fmask >> i & 1:
-                self._bad("FP-13", "foul %s listed twice" % code, action)
-            fmask |= 1 << i
+        fmask = foul_mask(action, FOULS, "FP-13")
         # Interpretation: a pin foul (FP-14) and pins_first (FP-15) are by definition the cue
         # ball knocking pins, so a shot claiming them with no pin down is a mistaken entry.
         # Other calls are the referee's and are not second-guessed (e.g. `foot`/`placing` are
@@ -175,12 +164,6 @@ class Rules(Game):
             self._bad("FP-15", "pins_first needs the pins the cue ball knocked down", action)
         return (1 | player << 1 | mask << 2 | CAROMS.index(carom) << 7 | fmask << 9
                 | contact << 24 | struck << _STRUCK)
-
-    def _flag(self, action, key, rule, what):
-        value = action.get(key, 0)
-        if type(value) is not int or value not in (0, 1):
-            self._bad(rule, "%s must be 1 (%s) or 0" % (key, what), action)
-        return value
 
     def _pins(self, action, key, rule, what, default=None):
         pins = action.get(key, default)

@@ -9,7 +9,16 @@
 # pucks are kept as a debt and paid back onto the table as soon as the offender has pucks off it
 # (NV-7).
 
-from ...rules.base import ConfigError, Game, RuleError, check_keys, clip, config_value
+from ...rules.base import (
+    ConfigError,
+    Game,
+    RuleError,
+    check_keys,
+    clip,
+    config_value,
+    flag,
+    foul_mask,
+)
 
 try:
     from micropython import const
@@ -83,9 +92,7 @@ class Rules(Game):
             self._bad("NV-2", "side must be 0 or 1 (two sides, NV-2)", action)
         if action.get("a") == "start":
             return side << 1
-        void = action.get("void", 0)
-        if type(void) is not int or void not in (0, 1):
-            self._bad("NV-6", "void must be 1 (the referee voided the shot) or 0", action)
+        void = flag(action, "void", "NV-6", "the referee voided the shot")
         if void:
             # A void shot counts nothing: no puck, no foul (the pucks it sent in go back).
             if action.get("own", 0) != 0 or action.get("opp", 0) != 0 or \
@@ -100,18 +107,7 @@ class Rules(Game):
                 self._bad("NV-1", "%s must be an integer 0..%d (pucks a side)"
                           % (key, self._pucks), action)
             counts[i] = n
-        fouls = action.get("fouls", [])
-        if type(fouls) is not list:
-            self._bad("NV-7", "fouls must be a list of foul codes", action)
-        fmask = 0
-        for foul in fouls:
-            i = FOULS.index(foul) if type(foul) is str and foul in FOULS else -1
-            if i < 0:
-                self._bad("NV-7", "unknown foul %r (known: %s)" % (foul, ", ".join(FOULS)),
-                          action)
-            if fmask >> i & 1:
-                self._bad("NV-7", "foul %s listed twice" % foul, action)
-            fmask |= 1 << i
+        fmask = foul_mask(action, FOULS, "NV-7")
         return 1 | side << 1 | counts[0] << 2 | counts[1] << 6 | fmask << _FOUL_SHIFT
 
     def decode(self, code):
