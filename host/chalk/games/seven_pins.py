@@ -92,8 +92,11 @@ class Game(PinTable):
         return text, self.foul_words(fouls)
 
     def parse_last(self, text, state):
-        # The board's short text: "P1 K S1 M1 cue_pins,miss" ("-" for no pin).
+        # The board's short text: "P1 K S1 M1 cue_pins,miss" ("-" for no pin), "P1 void".
         toks = (text or "").split()
+        if len(toks) == 2 and toks[0] in ("P1", "P2") and toks[1] == "void":
+            return {"a": "shot", "player": int(toks[0][1]) - 1, "pins": [], "fouls": [],
+                    "void": 1}
         if len(toks) >= 2 and toks[0] in ("P1", "P2"):
             pins = [t for t in toks[1:] if t in PINS]
             rest = [t for t in toks[1:] if t not in PINS and t != "-"]
