@@ -79,15 +79,6 @@ def race_winner(a, b, target):
     return -1
 
 
-def flag(action, key, rule, what):
-    """An action's 0/1 flag under `key` (absent: 0), such as a shot the referee voided
-    (FP-17's ruling), or a RuleError citing `rule`."""
-    value = action.get(key, 0)
-    if type(value) is not int or value not in (0, 1):
-        raise RuleError(rule, "%s must be 1 (%s) or 0" % (key, what), action)
-    return value
-
-
 def foul_mask(action, known, rule):
     """The bit mask of an action's `fouls` (bit i: known[i]; absent: none), or a RuleError
     citing `rule` for a value that is not a list, a code not in `known`, a code listed twice."""

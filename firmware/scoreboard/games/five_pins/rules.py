@@ -9,7 +9,7 @@
 # Only what the rules can check from those actions lives here: the lag (FP-7), the foul calls
 # (FP-13..FP-16) and which pins went down (FP-18..FP-23) are decided at the table.
 
-from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value, flag, foul_mask
+from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value, foul_mask
 
 try:
     from micropython import const
@@ -134,9 +134,9 @@ class Rules(Game):
             self._bad("FP-1", "player must be 0 or 1 (two players, each with his own ball)", action)
         if action.get("a") == "break":
             return player << 1
-        void = flag(action, "void", "FP-17", "the referee voided the shot")
-        contact = flag(action, "in_contact", "FP-24", "played from the break position "
-                       "after the balls were in contact")
+        void = self._flag(action, "void", "FP-17", "the referee voided the shot")
+        contact = self._flag(action, "in_contact", "FP-24", "played from the break position "
+                             "after the balls were in contact")
         mask = self._pins(action, "pins", "FP-2", "the pins down", "" if void else None)
         struck = self._pins(action, "struck", "FP-22", "the pins the switches counted that "
                             "are not down", "")
@@ -164,6 +164,12 @@ class Rules(Game):
             self._bad("FP-15", "pins_first needs the pins the cue ball knocked down", action)
         return (1 | player << 1 | mask << 2 | CAROMS.index(carom) << 7 | fmask << 9
                 | contact << 24 | struck << _STRUCK)
+
+    def _flag(self, action, key, rule, what):
+        value = action.get(key, 0)
+        if type(value) is not int or value not in (0, 1):
+            self._bad(rule, "%s must be 1 (%s) or 0" % (key, what), action)
+        return value
 
     def _pins(self, action, key, rule, what, default=None):
         pins = action.get(key, default)

@@ -9,16 +9,7 @@
 # pucks are kept as a debt and paid back onto the table as soon as the offender has pucks off it
 # (NV-7).
 
-from ...rules.base import (
-    ConfigError,
-    Game,
-    RuleError,
-    check_keys,
-    clip,
-    config_value,
-    flag,
-    foul_mask,
-)
+from ...rules.base import ConfigError, Game, RuleError, check_keys, clip, config_value, foul_mask
 
 try:
     from micropython import const
@@ -92,7 +83,9 @@ class Rules(Game):
             self._bad("NV-2", "side must be 0 or 1 (two sides, NV-2)", action)
         if action.get("a") == "start":
             return side << 1
-        void = flag(action, "void", "NV-6", "the referee voided the shot")
+        void = action.get("void", 0)
+        if type(void) is not int or void not in (0, 1):
+            self._bad("NV-6", "void must be 1 (the referee voided the shot) or 0", action)
         if void:
             # A void shot counts nothing: no puck, no foul (the pucks it sent in go back).
             if action.get("own", 0) != 0 or action.get("opp", 0) != 0 or \

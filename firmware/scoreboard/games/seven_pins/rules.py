@@ -12,7 +12,7 @@
 # those are decided at the table (by the tilt switches, pocket sensors and the referee's buttons);
 # the rules take them as given and do the arithmetic and the turn.
 
-from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value, flag, foul_mask
+from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value, foul_mask
 
 try:
     from micropython import const
@@ -142,7 +142,9 @@ class Rules(Game):
                       action)
         if action.get("a") == "break":
             return player << 1
-        void = flag(action, "void", "SP-9", "the referee voided the shot")
+        void = action.get("void", 0)
+        if type(void) is not int or void not in (0, 1):
+            self._bad("SP-9", "void must be 1 (the referee voided the shot) or 0", action)
         mask = self._pins(action, "pins")
         struck = self._pins(action, "struck")
         if mask & struck:
