@@ -39,7 +39,6 @@ class ModelI2C:
 
 def main(mode, cfg, flash, paced):
     from scoreboard import serve as serve_mod
-    from scoreboard.app import App
 
     board, clock = mp_loop.board(cfg, flash)
     if mode == "redraw":
@@ -56,9 +55,6 @@ def main(mode, cfg, flash, paced):
     from array import array
 
     hist = array("i", [0] * 101)  # gaps by whole ms (the last bucket: 100 ms or more)
-    # The loop's own scans, every pass (no sampling on edges, no rest): the gaps measured are
-    # the loop's steps.
-    App.start_sampling = lambda self, callback=None: None
     if not paced:
         serve_mod._budget = lambda board, step: None  # everything written within the command
         from scoreboard.display import Display

@@ -116,8 +116,10 @@ class Host:
 
 
 def run(board, host, hist=None):
-    """The real loop (serve(), test mode) with `host` on its link, until the host ends it. The
-    gaps between scans are measured on the fly (no list: the heap is the board's) from the last
+    """The real loop (serve(), test mode) with `host` on its link, until the host ends it, its
+    lines scanned on every pass (no sampling on edges: the gaps measured are the loop's steps;
+    sampled, App.scan would not run and no gap would be seen). The gaps between scans are
+    measured on the fly (no list: the heap is the board's) from the last
     scan before the first command to the first scan after the last reply: {"gap_us": the
     longest, "scans": how many}; `hist` (an array of 101 ints), if given, counts them by whole
     ms (its last entry: 100 ms or more)."""
@@ -142,10 +144,13 @@ def run(board, host, hist=None):
         orig_scan(self, t)
 
     App.scan = scan
+    orig_sampling = App.start_sampling
+    App.start_sampling = lambda self, callback=None: None
     try:
         serve_mod.serve(board, test_mode=True, stdin=host, write=host.write)
     except KeyboardInterrupt:
         pass
     finally:
         App.scan = orig_scan
+        App.start_sampling = orig_sampling
     return {"gap_us": st["gap_us"], "scans": st["scans"]}
