@@ -17,8 +17,6 @@ sys.path.insert(0, sys.argv[1])
 import json  # noqa: E402
 import time  # noqa: E402
 
-BAUD = 115200
-
 
 def timing():
     import hashlib
@@ -51,69 +49,23 @@ def timing():
     return out
 
 
-class ModelClock:
-    def __init__(self):
-        self.us = 0
-        self.last = time.ticks_us()
+def gaps(cfg, flash, n):
+    import mp_loop  # beside this script: the loop benches' shared start-up
 
-    def cost_us(self, us):
-        self.now_us()
-        self.us += us
+    class Host(mp_loop.Host):
+        """Sends a shot, then `sign`, and waits for the board's `sig` frame; `n` times."""
 
-    def now_us(self):
-        now = time.ticks_us()
-        self.us += time.ticks_diff(now, self.last)
-        self.last = now
-        return self.us
+        def __init__(self, clock, n):
+            commands = [("act", {"action": {"a": "break", "player": 0}})]
+            for i in range(n):
+                commands.append(("act", {"action": {"a": "shot", "player": i % 2, "pins": "",
+                                                    "carom": 0, "fouls": []}}))
+                commands.append(("sign", {}))
+            # The board's own key pair is made first (its first boot): 300 ms alone.
+            mp_loop.Host.__init__(self, clock, commands, 300000)
+            self.signed = 0
 
-    def ticks_ms(self):
-        return (self.now_us() // 1000) & 0x3FFFFFFF
-
-    def sleep_ms(self, ms):
-        self.cost_us(ms * 1000)
-
-    def ticks_diff(self, a, b):
-        from scoreboard.hal import ticks_diff
-
-        return ticks_diff(a, b)
-
-    def ticks_add(self, t, delta):
-        from scoreboard.hal import ticks_add
-
-        return ticks_add(t, delta)
-
-
-class Host:
-    """Sends a shot, then `sign`, and waits for the board's `sig` frame; SIGNATURES times; then
-    ends the loop (CR Ctrl-C)."""
-
-    def __init__(self, clock, n):
-        from scoreboard import frames
-
-        self.frames = frames
-        self.clock = clock
-        self.lines = frames.Lines()
-        self.todo = []
-        for i in range(n):
-            self.todo.append(("act", {"action": {"a": "shot", "player": i % 2, "pins": "",
-                                                 "carom": 0, "fouls": []}}))
-            self.todo.append(("sign", {}))
-        self.todo.insert(0, ("act", {"action": {"a": "break", "player": 0}}))
-        self.waiting = None  # a command id, or "sig"
-        self.stop = False
-        self.window = None
-        self.first = None
-        self.signed = 0
-
-    def write(self, s):
-        self.clock.cost_us(len(s) * 10 * 1000000 // BAUD)
-        for line in self.lines.feed(s):
-            try:
-                f = self.frames.decode(line)
-            except (self.frames.Corrupt, self.frames.WrongVersion):
-                continue
-            if f is None:
-                continue
+        def frame(self, f):
             if f[1] in ("ok", "err") and f[2].get("id") == self.waiting:
                 pending = f[1] == "ok" and f[2]["result"].get("pending")
                 self.waiting = "sig" if pending else None
@@ -121,58 +73,10 @@ class Host:
                 self.waiting = None
                 self.signed += 1
 
-    def read(self, limit=256):
-        if self.waiting is not None:
-            return b""
-        now = self.clock.now_us()
-        if self.first is None:
-            self.first = now
-        if self.window is None and now - self.first < 300000:
-            return b""  # the board's own key pair made first (its first boot)
-        if not self.todo:
-            if self.window[1] is None:
-                self.window = (self.window[0], now)
-            if now - self.window[1] < 50000:
-                return b""
-            self.stop = True
-            return b"\r\x03"
-        cid = 1000 - len(self.todo)
-        cmd, args = self.todo.pop(0)
-        if self.window is None:
-            self.window = (now, None)
-        self.waiting = cid
-        return self.frames.encode(cid, cmd, args).encode()
-
-
-def gaps(cfg, flash, n):
-    from scoreboard import serve as serve_mod
-    from scoreboard.app import App
-    from scoreboard.hal.sim import SimBoard
-
-    clock = ModelClock()
-    board = SimBoard(cfg, flash, clock)
-    board.baud = BAUD
-    st = {"prev": None, "gap": 0, "scans": 0}
+    board, clock = mp_loop.board(cfg, flash)
     host = Host(clock, n)
-    orig_scan = App.scan
-
-    def scan(self, t):
-        now = clock.now_us()
-        prev = st["prev"]
-        w = host.window
-        if prev is not None and w is not None and (w[1] is None or prev <= w[1]):
-            if now - prev > st["gap"]:
-                st["gap"] = now - prev
-            st["scans"] += 1
-        st["prev"] = now
-        orig_scan(self, t)
-
-    App.scan = scan
-    try:
-        serve_mod.serve(board, test_mode=True, stdin=host, write=host.write)
-    except KeyboardInterrupt:
-        pass
-    return {"gap_us": st["gap"], "scans": st["scans"], "signed": host.signed,
+    st = mp_loop.run(board, host)
+    return {"gap_us": st["gap_us"], "scans": st["scans"], "signed": host.signed,
             "span_us": host.window[1] - host.window[0],
             "scan_ms": board.cfg["timings"]["scan_ms"]}
 

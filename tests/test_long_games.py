@@ -104,3 +104,19 @@ def test_a_10000_action_game_boots_undoes_and_resyncs_in_the_heap_of_a_96k_esp32
     report_micropython("-X heapsize (KB) a 10,000-action %s game boots, undoes and resyncs in "
                        "(ROMFS image %d KB + %d KB: 96 KB on 32 bits)" % (game, image_kb,
                                                                           limit_kb(game)), heap)
+
+
+def test_the_check_boots_as_main_py_does():
+    # The check interns the names of the modules a board loads later, as main.py does at boot:
+    # skipping it leaves the table of names to grow at the first import in play, on a heap a
+    # long boot left in pieces (a lottery at the limit, not a measure of the game's heap).
+    import ast
+
+    def later(path):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["LATER"]:
+                return ast.literal_eval(node.value)
+        return None
+
+    main_later = later(ROOT / "firmware" / "main.py")
+    assert main_later and later(MP_TESTS / "longgame_check.py") == main_later

@@ -334,3 +334,44 @@ def test_void_and_struck_pins_of_seven_pins_and_novuss_played_back(tmp_path):
     lines = [json.dumps(head)] + [json.dumps(dict(a, seq=i + 1)) for i, a in enumerate(want)]
     actions, _ = play("novuss", from_matchlog(lines, seed=5), tmp_path, "novuss")
     assert actions == want
+
+
+@pytest.mark.parametrize("game,head_config,opening,void,text,words", [
+    ("five-pins", {"target": 60, "sets": 3, "pin_foul_penalty": 0}, BREAK,
+     {"a": "shot", "player": 0, "pins": "", "carom": 0, "fouls": [], "void": 1, "struck": "2"},
+     "P1 void", "Ann: shot void (FP-17"),
+    ("seven-pins", {"start": 300}, BREAK,
+     {"a": "shot", "player": 0, "pins": [], "pocketed": 0, "carom": 0, "called": 0,
+      "fouls": [], "void": 1, "struck": ["K"]},
+     "P1 void", "Ann: shot void (a third party or force majeure), nothing counts; the turn "
+                "passes (SP-9)"),
+    ("novuss", {"per_side": 1, "pucks": 8}, {"a": "start", "side": 0},
+     {"a": "shot", "side": 0, "own": 0, "opp": 0, "fouls": [], "void": 1},
+     "A void", "Ann: shot void (a third party or force majeure), nothing counts; Bob to play "
+               "(NV-6)"),
+])
+def test_a_void_shot_reads_void_on_the_board_and_in_words_on_the_host(
+        game, head_config, opening, void, text, words, tmp_path):
+    # FP-17's ruling, as each pin table and novuss takes it: the board's screen says "void" at
+    # its foot, not an empty shot ("P1 -", "A 0+0"), and the host reads that text back as the
+    # void shot it stands for (a board whose state reply carries only its own short text).
+    from chalk import views
+
+    head = {"chalk": 1, "game": game, "config": head_config, "players": ["Ann", "Bob"]}
+    want = [opening, void]
+    lines = [json.dumps(head)] + [json.dumps(dict(a, seq=i + 1)) for i, a in enumerate(want)]
+    actions, summary = play(game, from_matchlog(lines, seed=7), tmp_path, game)
+    assert actions == want
+    assert summary["screen"][-1] == text, summary["screen"]
+    status = {"game": game, "config": head_config, "players": ["Ann", "Bob"],
+              "state": summary["state"], "last": text}
+    said, _fouls = views.last_words(status, ["Ann", "Bob"])
+    assert said.startswith(words), said
+    # The empty shot still reads as one: a void is not guessed from nothing down.
+    empty = dict(void, pins="" if game == "five-pins" else [])
+    for k in ("void", "struck"):
+        empty.pop(k, None)
+    from scoreboard.games import part
+
+    short = part(game, "screen").short(empty)
+    assert "void" not in short and short != text

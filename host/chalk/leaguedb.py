@@ -5,12 +5,12 @@ the game, its resolution a row beside the dispute, a second verification (a key 
 later) a new verdict row. docs/league.md.
 """
 
-import contextlib
 import json
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
+from chalk import sqltx
 from chalk.errors import ChalkError
 
 SCHEMA_VERSION = 2  # v2: each verdict's chain facts (a v1 archive is upgraded on open)
@@ -135,25 +135,16 @@ class LeagueDB:
     def __exit__(self, *exc):
         self.close()
 
-    @contextlib.contextmanager
     def transaction(self):
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as e:
-            raise ChalkError("the league archive %s is busy or unwritable: %s" % (self.path, e),
-                             "is another chalk league running on it?")
-        try:
-            yield self.db
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            raise
-        try:
-            self.db.execute("COMMIT")
-        except sqlite3.Error as e:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            raise ChalkError("cannot write the league archive %s: %s" % (self.path, e))
+        """One write transaction (chalk/sqltx.py), worded for the league's archive."""
+        return sqltx.transaction(self.db, self._busy, self._unwritable)
+
+    def _busy(self, e):
+        return ChalkError("the league archive %s is busy or unwritable: %s" % (self.path, e),
+                          "is another chalk league running on it?")
+
+    def _unwritable(self, e):
+        return ChalkError("cannot write the league archive %s: %s" % (self.path, e))
 
     def q(self, sql, args=()):
         try:

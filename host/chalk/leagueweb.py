@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from chalk import leaguecheck, leaguerank
-from chalk.errors import ChalkError
+from chalk.errors import ChalkError, NotFound
 from chalk.leaguedb import LeagueDB
 
 HERE = Path(__file__).parent
@@ -80,12 +80,12 @@ def create_app(league, db_path, token=None, status=None):
         try:
             gid = int(request.path_params["gid"])
         except ValueError:
-            raise _NotFound("no game %r" % request.path_params["gid"][:40])
+            raise NotFound("no game %r" % request.path_params["gid"][:40])
         db, games, disputes, assessed = read()
         try:
             a = next((x for x in assessed if x.id == gid), None)
             if a is None:
-                raise _NotFound("no game %d in the league's archive" % gid)
+                raise NotFound("no game %d in the league's archive" % gid)
             receipts = db.receipts(gid)
             log = db.log(gid)
         finally:
@@ -99,7 +99,7 @@ def create_app(league, db_path, token=None, status=None):
                                             if leaguerank.norm(t) == leaguerank.norm(name)),
                                            None)
         if who is None:
-            raise _NotFound("no player or team %r in %s" % (name[:60], league.name))
+            raise NotFound("no player or team %r in %s" % (name[:60], league.name))
         db, games, disputes, assessed = read()
         db.close()
         rec = leaguerank.record(league, assessed, who)
@@ -259,13 +259,7 @@ def create_app(league, db_path, token=None, status=None):
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     return Starlette(routes=routes, exception_handlers={
-        _NotFound: not_found, 404: not_found, ChalkError: chalk_error})
-
-
-class _NotFound(Exception):
-    def __init__(self, text):
-        super().__init__(text)
-        self.text = text
+        NotFound: not_found, 404: not_found, ChalkError: chalk_error})
 
 
 def _error(status, message, hint=None):

@@ -21,7 +21,7 @@ from collections import namedtuple
 from datetime import datetime, timezone
 from pathlib import Path
 
-from chalk import chainhost
+from chalk import chainhost, sqltx
 from chalk.errors import ChalkError
 from scoreboard import chain, matchlog
 
@@ -502,26 +502,8 @@ class Archive:
         """One write transaction: everything inside is stored, or nothing is. Writers of one
         file in this process take their turn (_writer): `chalk serve`'s tables never find the
         archive locked by each other; LOCK_WAIT is only for another program's writes."""
-        with _writer(self.path), self._transaction() as db:
+        with _writer(self.path), sqltx.transaction(self.db, self._problem, self._problem) as db:
             yield db
-
-    @contextlib.contextmanager
-    def _transaction(self):
-        with self._errors():
-            # IMMEDIATE takes the write lock now, so a locked archive fails before any work.
-            self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            raise
-        try:
-            self.db.execute("COMMIT")
-        except sqlite3.Error as e:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            raise self._problem(e) from None
 
     def check_writable(self):
         """Fail now, with the one-line error, if another program holds the write lock."""

@@ -36,7 +36,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from chalk import mqtt_outbox
-from chalk.errors import ChalkError
+from chalk.errors import ChalkError, NotFound
 from chalk.serve import HEARTBEAT_S, BadRequest
 from scoreboard.safejson import loads
 
@@ -74,7 +74,7 @@ def create_app(venue, token=None, db_path=None):
         name = request.path_params["name"]
         t = venue.tables.get(name)
         if t is None:
-            raise _NotFound("no table %r here (tables: %s)" % (
+            raise NotFound("no table %r here (tables: %s)" % (
                 name, ", ".join(sorted(venue.tables)) or "none"))
         return t
 
@@ -221,12 +221,12 @@ def create_app(venue, token=None, db_path=None):
 
         text = request.path_params["gid"]
         if not GAME_ID.fullmatch(text):
-            raise _NotFound("no game %r" % text[:40])
+            raise NotFound("no game %r" % text[:40])
         gid = int(text)
         with stats.open_ro(db_path) as db:
             g = stats.game_stats(db, gid)
         if g is None:
-            raise _NotFound("no game %d in the archive" % gid)
+            raise NotFound("no game %d in the archive" % gid)
         return templates.TemplateResponse(request, "game.html", {
             "g": g, "title": "Chalk: game %d" % gid})
 
@@ -259,13 +259,7 @@ def create_app(venue, token=None, db_path=None):
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     return Starlette(routes=routes, exception_handlers={
-        _NotFound: not_found, 404: not_found, ChalkError: archive_missing})
-
-
-class _NotFound(Exception):
-    def __init__(self, text):
-        super().__init__(text)
-        self.text = text
+        NotFound: not_found, 404: not_found, ChalkError: archive_missing})
 
 
 def _tables(venue):

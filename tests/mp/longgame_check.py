@@ -1,6 +1,7 @@
 # A long game on the board's heap: boot it from the journal, undo, answer `state`, then resync
 # the whole journal over the link (every frame encoded, as the board sends it), as the board's
-# main loop does it, a step at a time.
+# main loop does it, a step at a time, after the boot main.py does (the config let go, the names
+# of the modules loaded later interned).
 #
 # usage: micropython longgame_check.py BOARD.json FLASH_DIR [UNDOS]
 # Prints one JSON line: what booted, the reply to each command, the heap after each stage.
@@ -16,11 +17,35 @@ def mem():
     return gc.mem_alloc()
 
 
+# main.py's LATER: the modules a board loads only in play, whose names it interns at boot
+# (tests/test_long_games.py checks the two lists are one).
+LATER = ("pack", "gauge", "spill", "record", "inject", "sign", "p256", "signwork")
+
+
+def intern_later():
+    """As main.py's intern_later() at boot: import each module of LATER and let it go again,
+    so the table of names grows now, while the heap is in one piece, not at the first import
+    in play (the link's work after a long boot), when the heap is in pieces."""
+    from scoreboard.games import forget
+
+    for name in LATER:
+        had = list(sys.modules)
+        try:
+            __import__("scoreboard." + name)
+        except MemoryError:
+            pass
+        for m in list(sys.modules):
+            if m not in had:
+                forget(m)
+
+
 def main(cfg, flash, undos):
     from scoreboard.hal.sim import SimBoard, VirtualClock
 
     board = SimBoard(cfg, flash, VirtualClock())
     sys.modules["scoreboard.boardconfig"].unload()  # as main.py does once the board is built
+    intern_later()
+    gc.collect()
     from scoreboard.app import App
     from scoreboard.link import Link
     from scoreboard.serve import Handler

@@ -73,14 +73,6 @@ def check_keys(config, known, game):
                               % (_q(key), game, ", ".join(known)))
 
 
-def side_of(action, key, rule, count=2):
-    """The int 0..count-1 an action names under `key`, or a RuleError citing `rule`."""
-    value = action.get(key)
-    if type(value) is not int or value < 0 or value >= count:
-        raise RuleError(rule, "%s must be 0..%d" % (key, count - 1), action)
-    return value
-
-
 def race_winner(a, b, target):
     """A race to a target between two totals (texas 42's T42-7, domino bingo's big points):
     once either has reached `target`, the higher wins (0 or 1); equal totals play on and are
@@ -88,6 +80,24 @@ def race_winner(a, b, target):
     if (a >= target or b >= target) and a != b:
         return 0 if a > b else 1
     return -1
+
+
+def foul_mask(action, known, rule):
+    """The bit mask of an action's `fouls` (bit i: known[i]; absent: none), or a RuleError
+    citing `rule` for a value that is not a list, a code not in `known`, a code listed twice."""
+    fouls = action.get("fouls", [])
+    if type(fouls) is not list:
+        raise RuleError(rule, "fouls must be a list of foul codes", action)
+    mask = 0
+    for foul in fouls:
+        i = known.index(foul) if type(foul) is str and foul in known else -1
+        if i < 0:
+            raise RuleError(rule, "unknown foul %r (known: %s)" % (foul, ", ".join(known)),
+                            action)
+        if mask >> i & 1:
+            raise RuleError(rule, "foul %s listed twice" % foul, action)
+        mask |= 1 << i
+    return mask
 
 
 class Codes:

@@ -347,6 +347,58 @@ class HostGame:
         raise ValueError("no sensor trace builder for %s" % self.id)
 
 
+class PinTable(HostGame):
+    """What the pin tables (five pins, seven pins) share on the host: a break and a void shot in
+    words, and their play as the table's switches and buttons see it (the break, a shot then
+    confirm, undo as a long press; docs/scoring-at-the-table.md). A subclass says the rest of a
+    shot in words (shot_words) and presses what its shot's own (trace_shot)."""
+
+    void_words = "%s: shot void, nothing counts"  # a void shot (as FP-17): %s the shooter
+    pins_words = staticmethod(lambda pins: " ".join(pins or ()))  # its pins in words
+
+    def describe(self, rec, before, after, names, config):
+        a = rec.get("a")
+        p = rec.get("player")
+        if a == "break":
+            return "%s breaks" % names[p], []
+        if a != "shot":
+            return HostGame.describe(self, rec, before, after, names, config)
+        if rec.get("void"):
+            text = self.void_words % names[p]
+            if rec.get("struck"):
+                text += " (the switches had counted %s)" % self.pins_words(rec["struck"])
+            return text, []
+        return self.shot_words(rec, before, after, names, config)
+
+    def shot_words(self, rec, before, after, names, config):
+        """describe() of a shot that is not void."""
+        raise NotImplementedError
+
+    def trace(self, tr, head, actions):
+        from scoreboard.rules import new_game
+
+        game = new_game(head["game"], head.get("config"))
+        for action in actions:
+            game.apply(action)  # the log must be legal: a refused action stops here
+            a = action["a"]
+            if a == "break":
+                if action["player"] != 0:
+                    tr.press("break")
+                tr.press("confirm")
+            elif a == "shot":
+                self.trace_shot(tr, action)
+                tr.press("confirm")
+                tr.wait(500)
+            elif a == "undo":
+                tr.long_press("confirm")
+            else:
+                raise ValueError("no trace for %s action %r" % (self.id, a))
+
+    def trace_shot(self, tr, action):
+        """What the table sees of one shot before the confirm that ends it."""
+        raise NotImplementedError
+
+
 class Generic(HostGame):
     """A game the host has no module for: shown from its state's shape alone."""
 

@@ -4,7 +4,7 @@ import re
 from collections import Counter
 
 from chalk.games import common
-from chalk.games.common import HostGame, and_list, clock
+from chalk.games.common import HostGame, PinTable, and_list, clock
 from scoreboard.games.five_pins.referee import FOULS as LIST_ORDER  # the foul list's order
 from scoreboard.games.five_pins.referee import LIST as RULING_LIST  # ... with the rulings
 from scoreboard.games.five_pins.rules import FOULS, PINS, foul_penalty, pin_points
@@ -83,7 +83,7 @@ def shot_points(rec, config):
     return points, foul_penalty(fouls, (config or {}).get("pin_foul_penalty", 0)), True
 
 
-class Game(HostGame):
+class Game(PinTable):
     id = "five-pins"
     name = "Five pins"
     sheet_name = "five pins"
@@ -108,24 +108,16 @@ class Game(HostGame):
                               "one set" if sets == 1 else "best of %d sets" % sets)
 
     # -- words -----------------------------------------------------------------------------
-    def describe(self, rec, before, after, names, config):
-        a = rec.get("a")
-        p = rec.get("player")
-        if a == "break":
-            return "%s breaks" % names[p], []
-        if a != "shot":
-            return HostGame.describe(self, rec, before, after, names, config)
+    void_words = "%s: shot void (FP-17: a third party or force majeure), nothing counts"
+    pins_words = staticmethod(pins_words)
+
+    def shot_words(self, rec, before, after, names, config):
+        p = rec["player"]
         other = 1 - p
         struck = ""
         if rec.get("struck"):
             # FP-22: pins the switches counted that the referee ruled were not down
             struck = "; %s struck by the referee, not down (FP-22)" % pins_words(rec["struck"])
-        if rec.get("void"):
-            text = "%s: shot void (FP-17: a third party or force majeure), nothing counts" % (
-                names[p])
-            if rec.get("struck"):
-                text += " (the switches had counted %s)" % pins_words(rec["struck"])
-            return text, []
         parts = [pins_words(rec.get("pins"))] if rec.get("pins") else []
         if rec.get("carom"):
             parts.append("carom %d" % rec["carom"])
@@ -384,31 +376,14 @@ class Game(HostGame):
         fouls = ["pin"] if down and rng.random() < 0.1 else []
         return {"a": "shot", "player": player, "pins": down, "carom": carom, "fouls": fouls}
 
-    def trace(self, tr, head, actions):
-        from scoreboard.rules import new_game
-
-        game = new_game(head["game"], head.get("config"))
-        for action in actions:
-            game.apply(action)  # the log must be legal: a refused action stops here
-            a = action["a"]
-            if a == "break":
-                if action["player"] != 0:
-                    tr.press("break")
-                tr.press("confirm")
-            elif a == "shot":
-                # The switches count the pins down and those the referee strikes (FP-22).
-                struck = action.get("struck", "")
-                down = "".join(p for p in PINS if p in action.get("pins", "") or p in struck)
-                common.strike(tr, down, PINS)
-                carom = action.get("carom", 0)
-                if carom:
-                    tr.press("carom%d" % carom)
-                common.foul_list(tr, action.get("fouls", []), LIST_ORDER)
-                common.foul_list(tr, rulings(action, struck), ruling_list(down))
-                tr.press("confirm")
-                tr.wait(500)
-            elif a == "undo":
-                tr.long_press("confirm")
-            else:
-                raise ValueError("no trace for five-pins action %r" % a)
+    def trace_shot(self, tr, action):
+        # The switches count the pins down and those the referee strikes (FP-22).
+        struck = action.get("struck", "")
+        down = "".join(p for p in PINS if p in action.get("pins", "") or p in struck)
+        common.strike(tr, down, PINS)
+        carom = action.get("carom", 0)
+        if carom:
+            tr.press("carom%d" % carom)
+        common.foul_list(tr, action.get("fouls", []), LIST_ORDER)
+        common.foul_list(tr, rulings(action, struck), ruling_list(down))
 

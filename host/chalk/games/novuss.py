@@ -82,7 +82,10 @@ class Game(HostGame):
         return text, self.foul_words(fouls)
 
     def parse_last(self, text, state):
-        # The board's short text: "A 2+1 striker_pocketed,opp_first".
+        # The board's short text: "A 2+1 striker_pocketed,opp_first", "A void".
+        if text in ("A void", "B void"):
+            return {"a": "shot", "side": "AB".index(text[0]), "own": 0, "opp": 0, "fouls": [],
+                    "void": 1}
         m = re.match(r"^([AB]) (\d)\+(\d)( ([a-z_,]+))?$", text or "")
         if m:
             return {"a": "shot", "side": "AB".index(m.group(1)), "own": int(m.group(2)),

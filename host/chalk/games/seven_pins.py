@@ -1,7 +1,7 @@
 """Seven pins on the host (rules/seven-pins.md, SP-1 .. SP-16): everything host-side."""
 
 from chalk.games import common
-from chalk.games.common import HostGame, and_list, clock
+from chalk.games.common import HostGame, PinTable, and_list, clock
 from scoreboard.games.seven_pins.referee import FOULS as LIST_ORDER  # the foul list's order
 from scoreboard.games.seven_pins.referee import LIST as RULING_LIST  # ... with the rulings
 from scoreboard.games.seven_pins.referee import PINS
@@ -28,7 +28,7 @@ def pins_words(pins):
     return and_list([PIN_WORDS.get(p, p) for p in pins])
 
 
-class Game(HostGame):
+class Game(PinTable):
     id = "seven-pins"
     name = "Seven pins"
     sheet_name = "seven pins"
@@ -48,21 +48,14 @@ class Game(HostGame):
         return "from %d down to 0" % (config or {}).get("start", 300)
 
     # -- words -----------------------------------------------------------------------------
-    def describe(self, rec, before, after, names, config):
-        a = rec.get("a")
-        p = rec.get("player")
-        if a == "break":
-            return "%s breaks" % names[p], []
-        if a != "shot":
-            return HostGame.describe(self, rec, before, after, names, config)
+    # A void shot (as FP-17): a third party or force majeure spoilt it
+    void_words = "%s: shot void (a third party or force majeure), nothing counts; the turn " \
+        "passes (SP-9)"
+    pins_words = staticmethod(pins_words)
+
+    def shot_words(self, rec, before, after, names, config):
+        p = rec["player"]
         pins = rec.get("pins") or []
-        if rec.get("void"):
-            # A void shot (as FP-17): a third party or force majeure spoilt it
-            text = "%s: shot void (a third party or force majeure), nothing counts; the turn " \
-                "passes (SP-9)" % names[p]
-            if rec.get("struck"):
-                text += " (the switches had counted %s)" % pins_words(rec["struck"])
-            return text, []
         parts = [pins_words(pins)]
         if rec.get("pocketed"):
             parts.append("%d ball%s potted" % (rec["pocketed"], "s" if rec["pocketed"] > 1
@@ -99,8 +92,11 @@ class Game(HostGame):
         return text, self.foul_words(fouls)
 
     def parse_last(self, text, state):
-        # The board's short text: "P1 K S1 M1 cue_pins,miss" ("-" for no pin).
+        # The board's short text: "P1 K S1 M1 cue_pins,miss" ("-" for no pin), "P1 void".
         toks = (text or "").split()
+        if len(toks) == 2 and toks[0] in ("P1", "P2") and toks[1] == "void":
+            return {"a": "shot", "player": int(toks[0][1]) - 1, "pins": [], "fouls": [],
+                    "void": 1}
         if len(toks) >= 2 and toks[0] in ("P1", "P2"):
             pins = [t for t in toks[1:] if t in PINS]
             rest = [t for t in toks[1:] if t not in PINS and t != "-"]
@@ -236,39 +232,22 @@ class Game(HostGame):
         return {"a": "shot", "player": player, "pins": down, "pocketed": pocketed,
                 "carom": carom, "called": called, "fouls": fouls}
 
-    def trace(self, tr, head, actions):
-        from scoreboard.rules import new_game
+    def trace_shot(self, tr, action):
+        pocketed = action.get("pocketed", 0)
 
-        game = new_game(head["game"], head.get("config"))
-        for action in actions:
-            game.apply(action)  # the log must be legal: a refused action stops here
-            a = action["a"]
-            if a == "break":
-                if action["player"] != 0:
-                    tr.press("break")
-                tr.press("confirm")
-            elif a == "shot":
-                pocketed = action.get("pocketed", 0)
+        def balls(t0, n=pocketed):
+            for i in range(n):
+                # An object ball drops through a pocket's beam (SP-10): counted.
+                tr.pocket(tr.rng.choice((1, 2)), t0 + 1500 + 700 * i)
 
-                def balls(t0, n=pocketed):
-                    for i in range(n):
-                        # An object ball drops through a pocket's beam (SP-10): counted.
-                        tr.pocket(tr.rng.choice((1, 2)), t0 + 1500 + 700 * i)
-
-                # The switches count the pins down and those the referee strikes (as FP-22).
-                struck = action.get("struck", [])
-                down = [p for p in PINS if p in action.get("pins", []) or p in struck]
-                common.strike(tr, down, PINS, then=balls)
-                if action.get("carom"):
-                    tr.press("carom")
-                if action.get("called"):
-                    tr.press("called")
-                common.foul_list(tr, action.get("fouls", []), LIST_ORDER)
-                marks = ["void"] if action.get("void") else [NOT_DOWN + p for p in struck]
-                common.foul_list(tr, marks, list(RULING_LIST) + [NOT_DOWN + p for p in down])
-                tr.press("confirm")
-                tr.wait(500)
-            elif a == "undo":
-                tr.long_press("confirm")
-            else:
-                raise ValueError("no trace for seven-pins action %r" % a)
+        # The switches count the pins down and those the referee strikes (as FP-22).
+        struck = action.get("struck", [])
+        down = [p for p in PINS if p in action.get("pins", []) or p in struck]
+        common.strike(tr, down, PINS, then=balls)
+        if action.get("carom"):
+            tr.press("carom")
+        if action.get("called"):
+            tr.press("called")
+        common.foul_list(tr, action.get("fouls", []), LIST_ORDER)
+        marks = ["void"] if action.get("void") else [NOT_DOWN + p for p in struck]
+        common.foul_list(tr, marks, list(RULING_LIST) + [NOT_DOWN + p for p in down])

@@ -9,7 +9,7 @@
 # Only what the rules can check from those actions lives here: the lag (FP-7), the foul calls
 # (FP-13..FP-16) and which pins went down (FP-18..FP-23) are decided at the table.
 
-from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value
+from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value, foul_mask
 
 try:
     from micropython import const
@@ -153,18 +153,7 @@ class Rules(Game):
         carom = action.get("carom", 0)
         if type(carom) is not int or carom not in CAROMS:
             self._bad("FP-10", "carom must be 0, 3 or 4: only the first carom counts", action)
-        fouls = action.get("fouls", [])
-        if type(fouls) is not list:
-            self._bad("FP-13", "fouls must be a list of foul codes", action)
-        fmask = 0
-        for code in fouls:
-            i = FOULS.index(code) if type(code) is str and code in FOULS else -1
-            if i < 0:
-                self._bad("FP-13", "unknown foul %r (known: %s)" % (code, ", ".join(FOULS)),
-                          action)
-            if fmask >> i & 1:
-                self._bad("FP-13", "foul %s listed twice" % code, action)
-            fmask |= 1 << i
+        fmask = foul_mask(action, FOULS, "FP-13")
         # Interpretation: a pin foul (FP-14) and pins_first (FP-15) are by definition the cue
         # ball knocking pins, so a shot claiming them with no pin down is a mistaken entry.
         # Other calls are the referee's and are not second-guessed (e.g. `foot`/`placing` are

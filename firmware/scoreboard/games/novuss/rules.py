@@ -9,7 +9,7 @@
 # pucks are kept as a debt and paid back onto the table as soon as the offender has pucks off it
 # (NV-7).
 
-from ...rules.base import ConfigError, Game, RuleError, check_keys, clip, config_value
+from ...rules.base import ConfigError, Game, RuleError, check_keys, clip, config_value, foul_mask
 
 try:
     from micropython import const
@@ -100,18 +100,7 @@ class Rules(Game):
                 self._bad("NV-1", "%s must be an integer 0..%d (pucks a side)"
                           % (key, self._pucks), action)
             counts[i] = n
-        fouls = action.get("fouls", [])
-        if type(fouls) is not list:
-            self._bad("NV-7", "fouls must be a list of foul codes", action)
-        fmask = 0
-        for foul in fouls:
-            i = FOULS.index(foul) if type(foul) is str and foul in FOULS else -1
-            if i < 0:
-                self._bad("NV-7", "unknown foul %r (known: %s)" % (foul, ", ".join(FOULS)),
-                          action)
-            if fmask >> i & 1:
-                self._bad("NV-7", "foul %s listed twice" % foul, action)
-            fmask |= 1 << i
+        fmask = foul_mask(action, FOULS, "NV-7")
         return 1 | side << 1 | counts[0] << 2 | counts[1] << 6 | fmask << _FOUL_SHIFT
 
     def decode(self, code):

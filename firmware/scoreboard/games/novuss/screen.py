@@ -17,8 +17,10 @@ def rows(state, view, players):
 
 
 def short(rec):
-    """A shot in a few characters ("A 2+1 opp_first"); None: the common text."""
+    """A shot in a few characters ("A 2+1 opp_first", "A void"); None: the common text."""
     if rec.get("a") != "shot":
         return None
+    if rec.get("void"):
+        return "%s void" % "AB"[rec["side"]]  # NV-6, as FP-17: nothing counts
     return "%s %d+%d%s" % ("AB"[rec["side"]], rec.get("own", 0), rec.get("opp", 0),
                            " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")

@@ -12,7 +12,7 @@
 # those are decided at the table (by the tilt switches, pocket sensors and the referee's buttons);
 # the rules take them as given and do the arithmetic and the turn.
 
-from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value
+from ...rules.base import ConfigError, Game, RuleError, check_keys, config_value, foul_mask
 
 try:
     from micropython import const
@@ -162,18 +162,7 @@ class Rules(Game):
         pocketed = self._count(action, "pocketed", 2, "SP-10", "two object balls, SP-1")
         carom = self._count(action, "carom", 1, "SP-11", "the cue ball hit both object balls")
         called = self._count(action, "called", 1, "SP-11", "a carom was announced")
-        fouls = action.get("fouls", [])
-        if type(fouls) is not list:
-            self._bad("SP-4", "fouls must be a list of foul codes", action)
-        fmask = 0
-        for foul in fouls:
-            i = FOULS.index(foul) if type(foul) is str and foul in FOULS else -1
-            if i < 0:
-                self._bad("SP-4", "unknown foul %r (known: %s)" % (foul, ", ".join(FOULS)),
-                          action)
-            if fmask >> i & 1:
-                self._bad("SP-4", "foul %s listed twice" % foul, action)
-            fmask |= 1 << i
+        fmask = foul_mask(action, FOULS, "SP-4")
         return (1 | player << 1 | mask << 2 | pocketed << 9 | carom << 11 | called << 12
                 | fmask << _FOUL_SHIFT | struck << _STRUCK)
 

@@ -21,8 +21,10 @@ def rows(state, view, players):
 
 
 def short(rec):
-    """A shot in a few characters ("P1 K S2 miss"); None: the common text."""
+    """A shot in a few characters ("P1 K S2 miss", "P1 void"); None: the common text."""
     if rec.get("a") != "shot":
         return None
+    if rec.get("void"):
+        return "P%d void" % (rec["player"] + 1)  # SP-9, as FP-17: nothing counts
     return "P%d %s%s" % (rec["player"] + 1, " ".join(rec["pins"]) or "-",
                          " " + ",".join(rec["fouls"]) if rec.get("fouls") else "")
