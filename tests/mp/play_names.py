@@ -1,0 +1,89 @@
+# A board's names after boot, after a game played and after the host's commands: plays sensor-trace
+# line changes on a simulated board (virtual clock) through its app and link, boot as main.py
+# boots it (the modules of main.LATER imported and let go), then sends it the link's commands;
+# prints the qstr pool (micropython.qstr_info) at BOOTED, PLAYED and ASKED, with the journal's
+# last seq. (tests/test_qstr_pool.py)
+# usage: play_names.py BOARD.json FLASH_DIR CHANGES.jsonl LATER,NAMES
+import gc
+import json
+import sys
+
+import micropython
+
+from scoreboard.hal.sim import SimBoard, VirtualClock
+
+cfg, flash, changes, later = sys.argv[1:5]
+board = SimBoard(cfg, flash, VirtualClock())
+sys.modules["scoreboard.boardconfig"].unload()
+from scoreboard.games import forget  # noqa: E402
+
+for name in later.split(","):
+    had = list(sys.modules)
+    __import__("scoreboard." + name)
+    for m in list(sys.modules):
+        if m not in had:
+            forget(m)
+gc.collect()
+from scoreboard.app import App  # noqa: E402
+from scoreboard.link import Link  # noqa: E402
+from scoreboard.serve import Handler  # noqa: E402
+
+sent = []
+app = App(board, test_mode=True)
+handler = Handler(app)
+link = Link(sent.append, handler, True)
+app.emit = link.emit
+app.boot()
+clock = board.clock
+step = board.cfg["timings"]["scan_ms"]
+with open(changes) as f:
+    todo = [json.loads(line) for line in f]
+app.tick()
+link.flush()
+print("BOOTED", app.journal.stats()["last_seq"])
+micropython.qstr_info()
+t0 = clock.ticks_ms()
+i = 0
+while i < len(todo):
+    now = clock.ticks_diff(clock.ticks_ms(), t0)
+    while i < len(todo) and todo[i]["t"] <= now:
+        board.set_line(todo[i]["line"], todo[i]["v"])
+        i += 1
+    app.tick()
+    link.flush()
+    sent.clear()
+    clock.advance(step)
+for _ in range(100):
+    app.tick()
+    link.flush()
+    clock.advance(step)
+print("PLAYED", app.journal.stats()["last_seq"])
+micropython.qstr_info()
+from scoreboard import frames  # noqa: E402
+
+
+def spin(k):
+    for _ in range(k):
+        link.prepare()
+        link.pump()
+        handler.due(clock.ticks_ms())
+        app.tick()
+        link.flush()
+        clock.advance(step)
+
+
+n = 5000
+for name, args in (("hello", {}), ("state", {}), ("journal", {"after": 0}),
+                   ("journal", {"after": 3, "want": "5"}), ("ack", {"seq": 2}),
+                   ("clock", {"ms": 1767225600000}), ("service", {"on": True}),
+                   ("service", {"on": False}), ("record", {"on": True}), ("record", {"on": False}),
+                   ("inject", {"events": [{"t": 0, "line": todo[0]["line"], "v": 1},
+                                          {"t": 50, "line": todo[0]["line"], "v": 0}]}),
+                   ("sign", {}), ("state", {})):
+    n += 1
+    sent.clear()
+    link.feed(frames.encode(n, name, args).encode())
+    spin(200)
+    print("REPLY", name, " ".join([line.split(" ")[2] for line in sent]))
+print("ASKED", app.journal.stats()["last_seq"])
+micropython.qstr_info()
