@@ -251,6 +251,49 @@ def test_the_relay_never_blocks_and_a_hung_board_comes_back_by_itself(tmp_path):
 
 
 @needs_mp
+def test_every_byte_the_board_sends_reaches_the_port_or_is_counted_dropped(tmp_path):
+    # A host that reads nothing: the port's buffer fills, and a chunk that only partly fits
+    # loses its rest. Every byte relayed is read from the port afterwards or counted in
+    # sim.dropped (a partial write's rest went uncounted: lost bytes the count did not show).
+    relayed = [0]
+    lock = threading.Lock()
+
+    def big(data, direction):  # each chunk from the board made 4 KB or more: fills it fast
+        if direction == "to_host":
+            data = data * (4096 // max(1, len(data)) + 1)
+            with lock:
+                relayed[0] += len(data)
+        return data
+
+    with Sim("five-pins", flash=tmp_path / "flash", test_mode=True) as sim:
+        port = os.open(sim.port, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        try:
+            sim.corrupt = big
+            until(lambda: sim.dropped > 0 and relayed[0] > sim.dropped + 8192, timeout=60)
+            sim.cut = True  # nothing relayed from now on
+            seen = [relayed[0], -1]
+            while seen[0] != seen[1]:  # until a pass of the relay's loop relayed nothing more
+                seen[1] = seen[0]
+                time.sleep(0.3)  # a poll interval: the relay's loop reads every 50 ms
+                with lock:
+                    seen[0] = relayed[0]
+            got = 0
+            while True:
+                try:
+                    chunk = os.read(port, 65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                got += len(chunk)
+        finally:
+            os.close(port)
+        with lock:
+            assert got + sim.dropped == relayed[0], (got, sim.dropped, relayed[0])
+        assert got > 0 and sim.dropped > 0
+
+
+@needs_mp
 def test_a_board_at_the_repl_is_not_reset_and_its_last_beat_says_so(board):
     with remote.connect(board.port) as bl:
         wait_beat(bl)
