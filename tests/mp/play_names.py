@@ -36,19 +36,20 @@ app.emit = link.emit
 app.boot()
 clock = board.clock
 step = board.cfg["timings"]["scan_ms"]
-with open(changes) as f:
-    todo = [json.loads(line) for line in f]
+f = open(changes)  # read a change at a time: a long trace does not fit the heap at once
+first = json.loads(f.readline())
 app.tick()
 link.flush()
 print("BOOTED", app.journal.stats()["last_seq"])
 micropython.qstr_info()
 t0 = clock.ticks_ms()
-i = 0
-while i < len(todo):
+nxt = first
+while nxt is not None:
     now = clock.ticks_diff(clock.ticks_ms(), t0)
-    while i < len(todo) and todo[i]["t"] <= now:
-        board.set_line(todo[i]["line"], todo[i]["v"])
-        i += 1
+    while nxt is not None and nxt["t"] <= now:
+        board.set_line(nxt["line"], nxt["v"])
+        line = f.readline()
+        nxt = json.loads(line) if line.strip() else None
     app.tick()
     link.flush()
     sent.clear()
@@ -77,8 +78,8 @@ for name, args in (("hello", {}), ("state", {}), ("journal", {"after": 0}),
                    ("journal", {"after": 3, "want": "5"}), ("ack", {"seq": 2}),
                    ("clock", {"ms": 1767225600000}), ("service", {"on": True}),
                    ("service", {"on": False}), ("record", {"on": True}), ("record", {"on": False}),
-                   ("inject", {"events": [{"t": 0, "line": todo[0]["line"], "v": 1},
-                                          {"t": 50, "line": todo[0]["line"], "v": 0}]}),
+                   ("inject", {"events": [{"t": 0, "line": first["line"], "v": 1},
+                                          {"t": 50, "line": first["line"], "v": 0}]}),
                    ("sign", {}), ("state", {})):
     n += 1
     sent.clear()
