@@ -1,8 +1,9 @@
 # A board's names after boot, after a game played and after the host's commands: plays sensor-trace
 # line changes on a simulated board (virtual clock) through its app and link, boot as main.py
 # boots it (the modules of main.LATER imported and let go), then sends it the link's commands;
-# prints the qstr pool (micropython.qstr_info) at BOOTED, PLAYED and ASKED, with the journal's
-# last seq. (tests/test_qstr_pool.py)
+# prints the qstr pool (micropython.qstr_info) at BOOTED (with the journal's last seq), PLAYED
+# and ASKED (with the records the new game's play journaled). Run again on the same flash, it
+# boots into what the last run left. (tests/test_qstr_pool.py)
 # usage: play_names.py BOARD.json FLASH_DIR CHANGES.jsonl LATER,NAMES
 import gc
 import json
@@ -14,6 +15,7 @@ from scoreboard.hal.sim import SimBoard, VirtualClock
 
 cfg, flash, changes, later = sys.argv[1:5]
 board = SimBoard(cfg, flash, VirtualClock())
+board.display.mirror = "screen.txt"  # as main.py's live board: the screen as text at each show
 sys.modules["scoreboard.boardconfig"].unload()
 from scoreboard.games import forget  # noqa: E402
 
@@ -42,6 +44,26 @@ app.tick()
 link.flush()
 print("BOOTED", app.journal.stats()["last_seq"])
 micropython.qstr_info()
+from scoreboard import frames  # noqa: E402
+
+
+def spin(k):
+    for _ in range(k):
+        link.prepare()
+        link.pump()
+        handler.due(clock.ticks_ms())
+        app.tick()
+        link.flush()
+        clock.advance(step)
+
+
+# A new game (the one at boot closed, as the host starts a match), then the game played.
+sent.clear()
+link.feed(frames.encode(5000, "new", {"game": app.game_id, "config": app.game.config,
+                                      "players": ["Ann", "Bob"]}).encode())
+spin(100)
+print("REPLY", "new", " ".join([line.split(" ")[2] for line in sent]))
+started = app.journal.stats()["last_seq"]
 t0 = clock.ticks_ms()
 nxt = first
 while nxt is not None:
@@ -58,33 +80,21 @@ for _ in range(100):
     app.tick()
     link.flush()
     clock.advance(step)
-print("PLAYED", app.journal.stats()["last_seq"])
+print("PLAYED", app.journal.stats()["last_seq"] - started)
 micropython.qstr_info()
-from scoreboard import frames  # noqa: E402
-
-
-def spin(k):
-    for _ in range(k):
-        link.prepare()
-        link.pump()
-        handler.due(clock.ticks_ms())
-        app.tick()
-        link.flush()
-        clock.advance(step)
-
-
-n = 5000
+n = 6000
 for name, args in (("hello", {}), ("state", {}), ("journal", {"after": 0}),
                    ("journal", {"after": 3, "want": "5"}), ("ack", {"seq": 2}),
                    ("clock", {"ms": 1767225600000}), ("service", {"on": True}),
                    ("service", {"on": False}), ("record", {"on": True}), ("record", {"on": False}),
+                   ("sign", {}),
                    ("inject", {"events": [{"t": 0, "line": first["line"], "v": 1},
                                           {"t": 50, "line": first["line"], "v": 0}]}),
-                   ("sign", {}), ("state", {})):
+                   ("state", {})):
     n += 1
     sent.clear()
     link.feed(frames.encode(n, name, args).encode())
     spin(200)
     print("REPLY", name, " ".join([line.split(" ")[2] for line in sent]))
-print("ASKED", app.journal.stats()["last_seq"])
+print("ASKED", app.journal.stats()["last_seq"] - started)
 micropython.qstr_info()
