@@ -317,3 +317,36 @@ def test_a_board_at_the_repl_is_not_reset_and_its_last_beat_says_so(board):
     assert board.boots >= 2 and board.watchdog_resets == 0 and time.monotonic() - t0 < 60
     with remote.connect(board.port, timeout=20) as bl:
         wait_beat(bl)
+
+
+def test_a_trace_starts_when_the_board_looks_at_its_lines_however_long_its_boot(tmp_path):
+    # A busy machine made the live board's boot (before its loop looks at the lines) take
+    # seconds: the trace's first seconds were then due at once, in one move of the table's
+    # world, more changes than the ring of samples holds between two passes of the loop, and
+    # a press among them was lost (the archive's live test: one record fewer than its trace).
+    from chalk.traces import Trace
+    from scoreboard.hal.simtrace import TracePlayer
+
+    tr = Trace(seed=3)
+    tr.wait(300)
+    for _ in range(14):  # the break, then shots with nothing down: 6 edges a press (bounce)
+        tr.press("confirm", hold=60, after=80)
+    tr.wait(500)
+    path = tmp_path / "trace.jsonl"
+    tr.write(path)
+    board = SimBoard(FIVE, str(tmp_path / "flash"), VirtualClock())
+    with open(path, "rb") as f:
+        player = TracePlayer(board, f)
+        assert len(tr.records) >= 80
+        board.clock.advance(3000)  # the boot: the whole trace would be due at its end
+        passes = int(tr.t // 5) + 400  # every pass of the loop takes one chunk (5 ms or more)
+        with pytest.raises(KeyboardInterrupt):
+            serve(board, trace=player, stdin=ScriptedStdin([b""] * passes + [b"\r\x03"]),
+                  write=lambda s: None)
+        assert player.done
+    from scoreboard.app import App
+
+    app = App(board)  # the board again, booted from its journal
+    app.boot()
+    actions = list(app.journal.actions())
+    assert [a["a"] for a in actions] == ["break"] + ["shot"] * 13, actions

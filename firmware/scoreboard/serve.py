@@ -341,6 +341,11 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
         from .hal.simtimer import move_world, start_world, trace_world
 
         if trace is not None:
+            if not trace.applied:
+                # The table's time starts when the board looks at its lines: after a boot a busy
+                # machine made slow, the trace's first seconds would else be due at once, more
+                # changes than the ring of samples holds between two passes (presses lost).
+                trace.start = clock.ticks_ms()
             board.world.append(lambda: trace_world(trace))
         board.world.append(handler.world)
         world = start_world(board)
