@@ -145,7 +145,7 @@ def test_a_game_played_and_the_hosts_commands_intern_no_name_after_boot(tmp_path
         assert (seqs["BOOTED"] == "1") == (run == 1), out.stdout[-3000:]
         assert int(seqs["ASKED"]) >= last - 1, out.stdout[-3000:]
         replies = re.findall(r"^REPLY (\w+) (.*)$", out.stdout, re.M)
-        assert len(replies) == 14 and all("ok" in r.split() and "err" not in r.split()
+        assert len(replies) == 17 and all("ok" in r.split() and "err" not in r.split()
                                           for _, r in replies), replies
         assert "event" in dict(replies)["inject"].split(), replies
         assert len(counts) == 3, out.stdout[-3000:]

@@ -1,6 +1,8 @@
-# A board's names after boot, after a game played and after the host's commands: plays sensor-trace
-# line changes on a simulated board (virtual clock) through its app and link, boot as main.py
-# boots it (the modules of main.LATER imported and let go), then sends it the link's commands;
+# A board's names after boot, after a game played and after the host's commands: plays
+# sensor-trace line changes on a simulated board (virtual clock) through its app and link (its
+# frames written by Link.pump, as a live board's: nothing of the link's work loaded before it is
+# needed), booted as main.py boots it (the modules of main.LATER imported and let go), then sends
+# it the link's commands;
 # prints the qstr pool (micropython.qstr_info) at BOOTED (with the journal's last seq), PLAYED
 # and ASKED (with the records the new game's play journaled). Run again on the same flash, it
 # boots into what the last run left. (tests/test_qstr_pool.py)
@@ -41,7 +43,7 @@ step = board.cfg["timings"]["scan_ms"]
 f = open(changes)  # read a change at a time: a long trace does not fit the heap at once
 first = json.loads(f.readline())
 app.tick()
-link.flush()
+link.pump()
 print("BOOTED", app.journal.stats()["last_seq"])
 micropython.qstr_info()
 from scoreboard import frames  # noqa: E402
@@ -53,7 +55,7 @@ def spin(k):
         link.pump()
         handler.due(clock.ticks_ms())
         app.tick()
-        link.flush()
+        link.pump()
         clock.advance(step)
 
 
@@ -73,12 +75,12 @@ while nxt is not None:
         line = f.readline()
         nxt = json.loads(line) if line.strip() else None
     app.tick()
-    link.flush()
+    link.pump()
     sent.clear()
     clock.advance(step)
 for _ in range(100):
     app.tick()
-    link.flush()
+    link.pump()
     clock.advance(step)
 print("PLAYED", app.journal.stats()["last_seq"] - started)
 micropython.qstr_info()
@@ -87,7 +89,7 @@ for name, args in (("hello", {}), ("state", {}), ("journal", {"after": 0}),
                    ("journal", {"after": 3, "want": "5"}), ("ack", {"seq": 2}),
                    ("clock", {"ms": 1767225600000}), ("service", {"on": True}),
                    ("service", {"on": False}), ("record", {"on": True}), ("record", {"on": False}),
-                   ("sign", {}),
+                   ("sign", {}), ("parity", {"nsym": 16}), ("state", {}), ("parity", {"nsym": 0}),
                    ("inject", {"events": [{"t": 0, "line": first["line"], "v": 1},
                                           {"t": 50, "line": first["line"], "v": 0}]}),
                    ("state", {})):
@@ -95,6 +97,8 @@ for name, args in (("hello", {}), ("state", {}), ("journal", {"after": 0}),
     sent.clear()
     link.feed(frames.encode(n, name, args).encode())
     spin(200)
-    print("REPLY", name, " ".join([line.split(" ")[2] for line in sent]))
+    parts = [line.split(" ") for line in sent]
+    # (A coded frame, `z`, after the parity asked for: the type of the frame inside it.)
+    print("REPLY", name, " ".join([p[6] if p[2] == "z" else p[2] for p in parts]))
 print("ASKED", app.journal.stats()["last_seq"] - started)
 micropython.qstr_info()
