@@ -97,6 +97,9 @@ for name, args in (("hello", {}), ("state", {}), ("journal", {"after": 0}),
     sent.clear()
     link.feed(frames.encode(n, name, args).encode())
     spin(200)
+    for line in sent:
+        if "short of memory" in line:
+            print("MEMORY", name)  # refused for want of a block: what this check is about
     parts = [line.split(" ") for line in sent]
     # (A coded frame, `z`, after the parity asked for: the type of the frame inside it.)
     print("REPLY", name, " ".join([p[6] if p[2] == "z" else p[2] for p in parts]))
