@@ -341,7 +341,7 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
         from .hal.simtimer import move_world, start_world, trace_world
 
         if trace is not None:
-            if not trace.applied:
+            if getattr(trace, "applied", None) == 0:
                 # The table's time starts when the board looks at its lines: after a boot a busy
                 # machine made slow, the trace's first seconds would else be due at once, more
                 # changes than the ring of samples holds between two passes (presses lost).

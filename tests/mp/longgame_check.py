@@ -21,6 +21,9 @@ def main(cfg, flash, undos):
 
     board = SimBoard(cfg, flash, VirtualClock())
     sys.modules["scoreboard.boardconfig"].unload()  # as main.py does once the board is built
+    # What the run loads later (the link's stepwise work for the resync), loaded now, as main.py
+    # interns it at boot (main.LATER): its names mid-run could take the qstr pool past its end.
+    import scoreboard.linkwork  # noqa: F401
     from scoreboard.app import App
     from scoreboard.link import Link
     from scoreboard.serve import Handler
