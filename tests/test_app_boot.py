@@ -252,3 +252,46 @@ def test_a_header_that_fits_a_frame_only_without_its_link_to_the_game_before_is_
             link.pump(None)
     assert refused and taken  # both sides of the limit were tried
     assert not any("internal" in line or "too_long" in line for line in sent)
+
+
+def test_an_action_whose_frame_the_heap_has_no_room_for_is_journaled_and_play_goes_on(
+        tmp_path, monkeypatch):
+    # An `a` frame's encoding ran out of heap (the qstr pool's growth on a heap in pieces) after
+    # the action was journaled: the board stopped at the REPL, the record never sent. Now the
+    # frame is dropped with its number spent: the host sees the gap and resyncs it.
+    import serial
+
+    from chalk.link import BoardLink
+    from scoreboard import frames
+    from scoreboard.link import Link
+    from scoreboard.serve import Handler
+
+    board, app = make(tmp_path)
+    out = []
+    link = Link(out.append, Handler(app), test_mode=True)
+    app.emit = link.emit
+    app.boot()
+    press(board, app, "done")  # A starts: seq 2 (after the header)
+    real = frames.encode
+    failed = []
+
+    def encode(n, typ, payload, *args, **kw):
+        if typ == "a" and not failed:
+            failed.append(n)
+            raise MemoryError("memory allocation failed, allocating 1280 bytes")
+        return real(n, typ, payload, *args, **kw)
+
+    monkeypatch.setattr(frames, "encode", encode)
+    peg(board, app, 0, 2, 1)
+    press(board, app, "done")  # A's turn: journaled, its frame not made
+    press(board, app, "done")  # B's turn: sent
+    assert failed and link.stats()["dropped"] == 1
+    assert [a["a"] for a in app.journal.actions()] == ["start", "turn", "turn"]
+    assert app.game.state()["beds"][0][1] == 1 and app.game.state()["next"] == 0
+    ser = serial.serial_for_url("loop://", timeout=0.01)
+    host = BoardLink(ser, "loop://")
+    for line in out:
+        ser.write(line.encode())
+    seqs = [f.payload["seq"] for f in host.frames(timeout=0.2) if f.type == "rec"]
+    assert seqs == [1, 2, 4] and host.stats()["lost"] == 1  # the gap that makes it resync
+    assert app.journal.stats()["last_seq"] == 4

@@ -850,3 +850,28 @@ def test_every_command_is_documented():
     doc = (FIRMWARE.parent / "docs" / "serial-protocol.md").read_text()
     for name in COMMANDS:
         assert "### `%s`" % name in doc, name
+
+
+def test_an_app_frame_the_heap_has_no_room_for_is_dropped_with_its_number_spent(monkeypatch):
+    link, h, out = board(test_mode=True)
+    assert link.emit("boot", {"firmware": "0.1.0"}) == 0
+    real = frames.encode
+
+    def encode(n, typ, payload, *args, **kw):
+        if typ == "warn":
+            raise MemoryError("memory allocation failed, allocating 1280 bytes")
+        return real(n, typ, payload, *args, **kw)
+
+    monkeypatch.setattr(frames, "encode", encode)
+    assert link.emit("warn", {"text": "pin 3 stuck"}) is None  # no exception: play goes on
+    assert link.emit("state", {"scores": [3, 0]}) == 2
+    link.feed(cmd(1, "hello"))  # replies too go on numbering after the gap
+    assert [n for n, _, _ in replies(out)] == [0, 2, 3]
+    assert link.stats()["dropped"] == 1
+    # During a journal stream the frames are numbered one after the other up to its ok: one
+    # the heap had no room for is dropped without spending a number there.
+    link.feed(cmd(2, "journal", {"after": 0}))
+    link._stream = link._stream or ["held"]  # (streaming, as between two passes)
+    n = link._n
+    assert link.emit("warn", {"text": "x"}) is None and link._n == n
+    assert link.stats()["dropped"] == 2

@@ -24,17 +24,33 @@ live = pytest.mark.skipif(micropython_path() is None, reason="micropython not in
 
 
 def corrupter(rate, seed):
-    """Flip one bit in each byte hit, at `rate` per byte, both ways (never making a control
-    byte the board's REPL would act on: the low bit of a byte >= 0x20 keeps it >= 0x20)."""
-    rng = random.Random(seed)
+    """Flip one bit in one byte of every 1/rate bytes each way, at a random place in each run of
+    that many, so each way is as noisy as `rate` from its first bytes on. (A byte hit with
+    probability `rate` from one generator shared by both ways' threads left the host's few
+    commands, a few hundred bytes on a line that soon carries coded frames, now and then with
+    no hit at all.) Never makes a control byte the board's REPL would act on: the low bit of a
+    byte >= 0x20 keeps it >= 0x20; a hit that falls on a control byte goes to the next byte."""
+    period = round(1 / rate)
+    ways = {}
+    for d in ("to_host", "to_board"):
+        rng = random.Random("%s %s" % (seed, d))  # each way its own: threads' order aside
+        ways[d] = [rng, 0, rng.randrange(period), False]  # rng, place in the run, hit, due
     hits = {"to_host": 0, "to_board": 0}
 
     def corrupt(data, direction):
+        w = ways[direction]
         b = bytearray(data)
         for i in range(len(b)):
-            if rng.random() < rate and b[i] >= 0x20:
+            if w[1] == w[2]:
+                w[3] = True
+            if w[3] and b[i] >= 0x20:
                 b[i] ^= 0x01
                 hits[direction] += 1
+                w[3] = False
+            w[1] += 1
+            if w[1] == period:
+                w[1] = 0
+                w[2] = w[0].randrange(period)
         return bytes(b)
 
     corrupt.hits = hits

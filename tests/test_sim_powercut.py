@@ -312,11 +312,6 @@ def test_power_cuts_of_a_five_pins_match(table):
                           outcome["acknowledged"]), table.boots)
 
 
-# Known defect, open: now and then the board does not send the record of the action after the
-# 8th record (docs/simulator.md, "Known problems"). Its outcome is reported, not judged, until
-# that is found and fixed.
-@pytest.mark.xfail(reason="intermittent: an action's record not sent after a power cut",
-                   strict=False)
 @pytest.mark.parametrize("table", ["shove-hapenny"], indirect=True)
 def test_power_cuts_of_a_shove_hapenny_game(table):
     # The first 12 actions of a game with an undo, a void and an out-of-turn turn. After each

@@ -118,10 +118,11 @@ class App:
                 ends.append(2 * v)
         ends.sort()
         self._ends = tuple(ends)
-        # After an input changes, the loop's next look waits this long (serve.py): the shortest
-        # timing, at most four scan periods (a ring's worth of changes fits in it).
-        g = ends[0] if ends else 0
-        self.grace_ms = g if g < 4 * self._step else 4 * self._step
+        # After an input changes, the loop's next look waits this long (serve.py). 0: at once.
+        # (A grace of the shortest timing took a bounce's edges in one look, but a sleep that
+        # watches only the host runs no scheduled callback on the unix port: the simulated
+        # world's changes then came in bursts the ring of samples could not hold.)
+        self.grace_ms = 0
         self._s_change = 0  # the time of the latest change noted
         self._sampling = False  # the lines are sampled on their edges (start_sampling)
         self._sampler = None  # the board's timer sampling a keypad or pegs

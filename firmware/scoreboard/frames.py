@@ -232,7 +232,9 @@ def next_n(n):
 
 COMPACT = ("a", "r")
 def _text_ok(text):
-    if type(text) is not str or not text or text[0] == "{" or len(text) > MAX_LINE:
+    # (startswith, not text[0]: a str's character taken out by its index is a new name in the
+    # board's qstr pool, for good; the first digit of an `a` frame's seq was one, mid-game.)
+    if type(text) is not str or not text or text.startswith("{") or len(text) > MAX_LINE:
         return False
     # Over the bytes, not the characters: each character of a str iterated is a new str (on
     # MicroPython, interned: its pool grows, and on a heap in pieces may find no block).

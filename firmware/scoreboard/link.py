@@ -255,6 +255,20 @@ class Link:
 
         A `boot` payload gets the protocol version and test mode added. Raises FrameTooLong if
         the payload does not fit in a frame."""
+        try:
+            return self._emit(typ, payload)
+        except MemoryError:
+            # No block for it now, on a heap play has left in pieces: dropped as a frame the
+            # wire had no room for, its number spent (while no journal stream numbers the
+            # frames), so the host sees the gap and resyncs what it carried from the journal
+            # (an action's record is journaled before its frame is made). The board plays on.
+            self._stats["dropped"] += 1
+            ready = self._ready
+            if self._stream is None and not (ready is not None and ready[1] == "journal"):
+                self._n = frames.next_n(self._n)
+            return None
+
+    def _emit(self, typ, payload):
         if typ not in EMIT_TYPES:
             raise ValueError("unknown frame type %r (known: %s)" % (typ, ", ".join(EMIT_TYPES)))
         if typ == "boot":

@@ -342,6 +342,9 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
     step = board.cfg["timings"]["scan_ms"]
     budget = _budget(board, step)
     link = Link(out, handler, app.test_mode, budget=budget)
+    # The link's stepwise work, loaded now and kept (every host's first command needs it),
+    # rather than inside that command: on the chip a module's load is one long step.
+    from . import linkwork  # noqa: F401
     app.emit = link.emit
     app.played = clock.ticks_add(clock.ticks_ms(), -SIGN_QUIET_MS)
     app.boot()
@@ -361,6 +364,11 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
         from .hal.simtimer import move_world, start_world, trace_world
 
         if trace is not None:
+            if getattr(trace, "applied", None) == 0:
+                # The table's time starts when the board looks at its lines: after a boot a busy
+                # machine made slow, the trace's first seconds would else be due at once, more
+                # changes than the ring of samples holds between two passes (presses lost).
+                trace.start = clock.ticks_ms()
             board.world.append(lambda: trace_world(trace))
         board.world.append(handler.world)
         world = start_world(board)

@@ -373,7 +373,10 @@ class Sim:
             if self.corrupt is not None:
                 data = self.corrupt(data, "to_host")
             try:
-                os.write(self._port_master, data)
+                n = os.write(self._port_master, data)
+                # The port's buffer filled in the middle of the chunk: its rest is lost, as a
+                # bridge loses what the host does not read, and counted like a whole chunk.
+                self.dropped += len(data) - n
             except BlockingIOError:
                 self.dropped += len(data)  # nobody reads the port: a USB bridge drops too
 

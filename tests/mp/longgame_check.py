@@ -19,7 +19,8 @@ def mem():
 
 # main.py's LATER: the modules a board loads only in play, whose names it interns at boot
 # (tests/test_long_games.py checks the two lists are one).
-LATER = ("pack", "gauge", "spill", "record", "inject", "sign", "p256", "signwork")
+LATER = ("pack", "gauge", "spill", "record", "inject", "sign", "p256", "signwork", "linkwork",
+         "fec")
 
 
 def intern_later():
@@ -46,6 +47,9 @@ def main(cfg, flash, undos):
     sys.modules["scoreboard.boardconfig"].unload()  # as main.py does once the board is built
     intern_later()
     gc.collect()
+    # What the run loads later and keeps (the link's stepwise work for the resync), loaded
+    # now, as serve.py does when its link starts.
+    import scoreboard.linkwork  # noqa: F401
     from scoreboard.app import App
     from scoreboard.link import Link
     from scoreboard.serve import Handler

@@ -124,12 +124,12 @@ class _RecordingFrameBuffer(_FrameBuffer):
         kept = []
         for ex, ey, s in self.drawn:
             if ey >= y and ey + 8 <= y + h:
-                chars = list(s)
-                for k in range(len(chars)):
+                # By slices, never a character taken out of s (list(s), s[k]): each would be a
+                # new name in the qstr pool, for good (digits of a score, letters of a name).
+                for k in range(len(s)):
                     cx = ex + 8 * k
                     if cx >= x and cx + 8 <= x + w:
-                        chars[k] = " "
-                s = "".join(chars)
+                        s = s[:k] + " " + s[k + 1:]
             if s.strip():
                 kept.append([ex, ey, s])
         self.drawn = kept
@@ -204,7 +204,7 @@ class Display:
             for k in range(len(s)):
                 col = (x + 4) // 8 + k
                 if 0 <= col < cols:
-                    rows[r][col] = s[k]
+                    rows[r][col] = s[k:k + 1]  # a slice: s[k] would intern it (fill_rect)
         lines = ["".join(r).rstrip() for r in rows]
         while lines and not lines[-1]:
             lines.pop()

@@ -66,7 +66,9 @@ _TMASK = const(0x3FFFFFFF)
 _THALF = const(0x1FFFFFFF)
 CLOSING = const(-2)  # close(): waiting for pins mid-fall; SHOT (SHOT_CLOSED) follows
 
-PIN_NAMES = "1234C"  # the default pin names: line i is PIN_NAMES[i], SHOT mask bit i
+# The default pin names: line i is PIN_NAMES[i], SHOT mask bit i. A tuple of names, not "1234C":
+# a character taken out of a str by its index is a new name in the board's qstr pool, for good.
+PIN_NAMES = ("1", "2", "3", "4", "C")
 
 
 def pins_text(mask, names=PIN_NAMES):

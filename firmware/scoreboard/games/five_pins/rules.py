@@ -38,6 +38,10 @@ SIZE = 12
 #   break: bit 0 = 0, bit 2 = 0 | bit 1 player
 #   void shot (FP-17): bit 0 = 0, bit 2 = 1 | bit 1 player | bits 3-7 struck
 PINS = "1234C"
+# The ids as names of their own and as bytes, for code a board runs: a character taken out of a
+# str (PINS[i], or iterating it) is a new name in the board's qstr pool, for good.
+_PIN_IDS = ("1", "2", "3", "4", "C")
+_PIN_BYTES = b"1234C"
 CENTRE = 16  # pin C in the pins mask
 CAROMS = (0, 3, 4)
 FOULS = ("pin", "miss", "red_first", "pins_first", "wrong_ball", "ball_off", "moving", "not_tip",
@@ -57,7 +61,7 @@ def pins_of(mask):
     out = ""
     for i in range(5):
         if mask >> i & 1:
-            out += PINS[i]
+            out += _PIN_IDS[i]
     return out
 
 
@@ -177,13 +181,15 @@ class Rules(Game):
             self._bad(rule, "%s must be a string of %s, from \"1234C\"" % (key, what), action)
         where = "" if key == "pins" else " in " + key
         mask = 0
-        for ch in pins:
-            i = PINS.find(ch)
+        # Over the bytes, not the characters (_PIN_IDS): a host's `act` could send any.
+        raw = pins.encode()
+        for k in range(len(raw)):
+            i = _PIN_BYTES.find(raw[k])
             if i < 0:
-                self._bad(rule, "unknown pin %r%s: the pins are 1, 2, 3, 4 and C" % (ch, where),
-                          action)
+                self._bad(rule, "unknown pin in %r%s: the pins are 1, 2, 3, 4 and C"
+                          % (pins, where), action)
             if mask >> i & 1:
-                self._bad(rule, "pin %s listed twice%s" % (ch, where), action)
+                self._bad(rule, "pin %s listed twice%s" % (_PIN_IDS[i], where), action)
             mask |= 1 << i
         return mask
 
