@@ -342,9 +342,6 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
     step = board.cfg["timings"]["scan_ms"]
     budget = _budget(board, step)
     link = Link(out, handler, app.test_mode, budget=budget)
-    # The link's stepwise work, loaded now and kept (every host's first command needs it),
-    # rather than inside that command: on the chip a module's load is one long step.
-    from . import linkwork  # noqa: F401
     app.emit = link.emit
     app.played = clock.ticks_add(clock.ticks_ms(), -SIGN_QUIET_MS)
     app.boot()
@@ -413,6 +410,7 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                     gc.collect()  # a command the heap had no room for: the host sends it again
                 if stop:
                     raise KeyboardInterrupt
+                next_tick = clock.ticks_ms()  # what the host asked may change the table: a pass
             now = clock.ticks_ms()
             if clock.ticks_diff(now, next_tick) >= 0:
                 graced = False
