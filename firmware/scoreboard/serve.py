@@ -373,8 +373,8 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
     wdt_ms = board.cfg["timings"].get("watchdog_ms", 0)
     dog = board.watchdog(wdt_ms) if wdt_ms else None
     # Asleep between passes until the host sends a byte, an input changes (the edge handler or
-    # the sampling timer sets `woken`) or the next pass is due; a port whose poll cannot watch
-    # it looks every scan period while anything moves.
+    # the sampling timer sets `woken`) or the next pass is due; where the poll cannot watch the
+    # flag (CPython, a test's own stdin), a table at rest is looked at every NO_WAKE_MS.
     rest = NO_WAKE_MS
     if hasattr(stdin, "watch"):
         from .wake import Woken
