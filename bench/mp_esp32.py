@@ -220,7 +220,6 @@ class _Quiet:
         self.slept = 0
         self._poll = select.poll()
         self._woken = None
-        self._none = select.poll()  # watching nothing: a sleep
         self.waiting = False
 
     def watch(self, woken):  # as serve.Stdin: the loop's sleep ends when an input changes
@@ -238,10 +237,10 @@ class _Quiet:
             return b"\r\x03"
         return b""
 
-    def wait(self, ms, watch=True):
+    def wait(self, ms):
         t0 = time.ticks_us()
         self.waiting = True
-        (self._poll if watch else self._none).poll(ms)
+        self._poll.poll(ms)
         self.waiting = False
         self.slept += time.ticks_diff(time.ticks_us(), t0)
         if self._woken is not None and self._woken.flag:

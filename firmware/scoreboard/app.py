@@ -118,11 +118,6 @@ class App:
                 ends.append(2 * v)
         ends.sort()
         self._ends = tuple(ends)
-        # After an input changes, the loop's next look waits this long (serve.py). 0: at once.
-        # (A grace of the shortest timing took a bounce's edges in one look, but a sleep that
-        # watches only the host runs no scheduled callback on the unix port: the simulated
-        # world's changes then came in bursts the ring of samples could not hold.)
-        self.grace_ms = 0
         self._s_change = 0  # the time of the latest change noted
         self._sampling = False  # the lines are sampled on their edges (start_sampling)
         self._sampler = None  # the board's timer sampling a keypad or pegs
@@ -605,9 +600,7 @@ class App:
         gone = self.clock.ticks_diff(self.clock.ticks_ms(), self._s_change)
         for end in self._ends:
             if end >= gone:
-                # (ends closer together than grace_ms are taken in one look)
-                end = end - gone + 1
-                return end if end > self.grace_ms else self.grace_ms
+                return end - gone + 1
         return _WAIT_MS
 
     def _drain(self):

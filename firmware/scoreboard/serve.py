@@ -263,11 +263,11 @@ class Stdin:
         self._sleep = sleep
         return True
 
-    def wait(self, ms, watch=True):
-        """Sleep up to `ms`, or until the host sends something or (`watch`) an input changes
-        (the port's own poll: a real sleep, during which interrupts and the board's timer still
-        run). True if an input changed."""
-        (self._sleep if watch else self.poll).poll(ms)
+    def wait(self, ms):
+        """Sleep up to `ms`, or until the host sends something or an input changes (the port's
+        own poll: a real sleep, during which interrupts and the board's timer still run). True
+        if an input changed."""
+        self._sleep.poll(ms)
         woken = self.woken
         if woken is not None and woken.flag:
             woken.flag = 0
@@ -388,7 +388,6 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
     beat_n = -1
     beat_mode = None
     t0 = s0 = 0
-    graced = False  # an input changed: the next pass comes after app.grace_ms, whatever else does
     if slow is not None:
         import time
 
@@ -413,7 +412,6 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 next_tick = clock.ticks_ms()  # what the host asked may change the table: a pass
             now = clock.ticks_ms()
             if clock.ticks_diff(now, next_tick) >= 0:
-                graced = False
                 late = clock.ticks_diff(now, next_tick)
                 if late + step > app.gap_ms:
                     app.gap_ms = late + step  # the gauge: the longest a look at the lines waited
@@ -477,12 +475,8 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                     if hasattr(stdin, "wait"):
                         # Asleep, woken at once by a byte from the host (read at the top of the
                         # next pass) or by an input that changed: then the lines' turn is now.
-                        if stdin.wait(wait, not graced):
-                            # ... after a grace: no part of the sensing layer judges a change
-                            # sooner (its shortest timing), and the changes of a bounce, a
-                            # fall, a passage come in bursts: one look takes them all.
-                            next_tick = clock.ticks_add(clock.ticks_ms(), app.grace_ms)
-                            graced = True
+                        if stdin.wait(wait):
+                            next_tick = clock.ticks_ms()
                     else:
                         clock.sleep_ms(wait)
     except BaseException as e:

@@ -24,7 +24,6 @@ class Host:
         self._end = None
         self._seconds = seconds
         self._poll = select.poll()
-        self._none = select.poll()
         self._woken = None
         self.waits = 0
         self.woken_waits = 0  # sleeps that ended with the flag set (an input changed)
@@ -35,11 +34,8 @@ class Host:
         self._woken = woken
         return woken.register(self._poll)
 
-    def wait(self, ms, watch=True):
+    def wait(self, ms):
         self.waits += 1
-        if not watch:
-            self._none.poll(ms)  # the grace after a change: no pass is due yet
-            return False
         if self.woke:
             self.late += 1
         self._poll.poll(ms)
