@@ -49,3 +49,23 @@ def test_a_table_at_rest_sleeps_between_heartbeats_and_wakes_for_an_input(tmp_pa
     # every sleep an input ended is followed by a look at the lines, not by another sleep.
     assert r["woken"] >= 1, r
     assert r["late"] == 0, r
+
+
+def test_the_heartbeat_counts_from_the_last_frame_whatever_sent_it(tmp_path):
+    """A frame the loop sends after its heartbeat's look (the `sig` a signature ends with,
+    slices later than the `sign` command's reply) restarts the heartbeat's second from its own
+    time: the host hears from a board at rest at least every HEARTBEAT_MS (and calls it silent
+    past one and a half), whatever the frame was, the sleep's length notwithstanding."""
+    tr = Trace(seed=4)
+    trace = tmp_path / "rest.jsonl"
+    tr.write(trace)
+    flash = tmp_path / "flash"
+    flash.mkdir()
+    out = run_mp(MP_TESTS / "rest_check.py",
+                 args=[ROOT / "firmware" / "boards" / "five-pins.json", flash, trace, SECONDS,
+                       "sign", 1200], heap="512k", timeout=120)
+    r = json.loads(out.stdout.splitlines()[-1])
+    assert "ok" in r["sent"] and "sig" in r["sent"], r  # answered, then signed
+    # One heartbeat (1 s) and the time a busy machine may take to wake a sleep; the fault this
+    # holds gave 1.9 s (the next beat counted from the pass after the `sig`, a sleep later).
+    assert r["silence_ms"] <= 1000 + 300, r

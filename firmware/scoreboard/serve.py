@@ -449,6 +449,9 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 if signer is not None and signer.busy() and not link.busy() and \
                         clock.ticks_diff(now, app.played) >= SIGN_QUIET_MS:
                     signer.run(clock, max(1, step - clock.ticks_diff(clock.ticks_ms(), now) - 2))
+                if link.count() != beat_n:  # a frame sent after the heartbeat's look (a `sig`)
+                    beat_n = link.count()
+                    next_beat = clock.ticks_add(clock.ticks_ms(), HEARTBEAT_MS)
                 next_tick = clock.ticks_add(next_tick, step)
                 if clock.ticks_diff(now, next_tick) > 10 * step:
                     next_tick = now  # fell behind (a long journal write): don't race to catch up

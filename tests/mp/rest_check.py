@@ -1,9 +1,10 @@
 # The main loop at rest (tests/test_rest.py): a simulated board plays a trace of a few presses
 # for some seconds while the host says nothing. Prints one JSON object: the loop's passes, the
 # sleeps an input ended (not their time), those the loop slept again after without a pass (none
-# is right), the events and heartbeats it sent.
+# is right), the events and heartbeats it sent, and the longest the host went without a frame.
+# With COMMAND, the host sends that command (no arguments) once, AT ms after the start.
 #
-#   micropython rest_check.py BOARD.json FLASH TRACE SECONDS
+#   micropython rest_check.py BOARD.json FLASH TRACE SECONDS [COMMAND AT]
 
 import json
 import select
@@ -19,8 +20,10 @@ from scoreboard.serve import serve
 class Host:
     """Says nothing for `seconds`, then asks for the REPL; sleeps as serve.Stdin does."""
 
-    def __init__(self, seconds):
+    def __init__(self, seconds, command=None, at=0):
         self.stop = False
+        self._command = command
+        self._at = at
         self._end = None
         self._seconds = seconds
         self._poll = select.poll()
@@ -53,13 +56,18 @@ class Host:
         if time.ticks_diff(now, self._end) >= 0:
             self.stop = True
             return b"\r\x03"
+        start = time.ticks_add(self._end, -int(self._seconds * 1000))
+        if self._command and time.ticks_diff(now, start) >= self._at:
+            line = frames.encode(7, self._command, {})
+            self._command = None
+            return line.encode()
         return b""
 
 
-def main(cfg, flash, trace, seconds):
+def main(cfg, flash, trace, seconds, command=None, at=0):
     board = SimBoard(cfg, flash)
     player = TracePlayer(board, open(trace, "rb"))
-    host = Host(seconds)
+    host = Host(seconds, command, at)
     passes = [0]
     tick = App.tick
 
@@ -71,6 +79,7 @@ def main(cfg, flash, trace, seconds):
     App.tick = counted
     lines = frames.Lines(4096)
     sent = []
+    heard = [None, 0]  # the latest frame's time, the longest time between two
 
     def write(s):
         for line in lines.feed(s.encode() if type(s) is str else s):
@@ -78,6 +87,13 @@ def main(cfg, flash, trace, seconds):
                 f = frames.decode(line)
             except (frames.Corrupt, frames.WrongVersion):
                 continue
+            now = time.ticks_ms()
+            if f is not None and heard[0] is not None:
+                heard[1] = max(heard[1], time.ticks_diff(now, heard[0]))
+            if f is not None:
+                heard[0] = now
+            if f is not None and f[1] in ("ok", "err", "sig"):
+                sent.append(f[1])
             if f is not None and f[1] in ("event", "beat"):
                 sent.append(f[1] if f[1] == "beat" else f[2]["kind"])
 
@@ -86,7 +102,8 @@ def main(cfg, flash, trace, seconds):
     except KeyboardInterrupt:
         pass
     print(json.dumps({"passes": passes[0], "waits": host.waits, "woken": host.woken_waits,
-                      "late": host.late, "sent": sent}))
+                      "late": host.late, "sent": sent, "silence_ms": heard[1]}))
 
 
-main(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]))
+main(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]),
+     *((sys.argv[5], int(sys.argv[6])) if len(sys.argv) > 6 else ()))
