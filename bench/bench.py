@@ -180,6 +180,7 @@ if __name__ == "__main__":
     print()
     bench_serve.main()
     print()
-    __import__("bench.bench_league").bench_league.main()  # a league over MQTT
-    __import__("bench.bench_sign").bench_sign.main()  # the board's own signatures
-    __import__("bench.bench_esp32", None, None, ["main"]).main()  # the ESP32's time budget
+    # (each at its small sizes in the smoke run, as the sections above)
+    __import__("bench.bench_league").bench_league.main(SMOKE)  # a league over MQTT
+    __import__("bench.bench_sign").bench_sign.main(SMOKE)  # the board's own signatures
+    __import__("bench.bench_esp32", None, None, ["main"]).main(SMOKE)  # the ESP32's budget

@@ -497,6 +497,7 @@ PLAY = [("state", {})] * 3 + [("undo", {})] * 5 + [("service", {"on": k % 2 == 0
 
 
 ROOM = 48 * 1024  # free heap below which the steps' run collects between two steps
+RESEND_MS = 5000  # a command unanswered this long is sent again (chalk's own timeout)
 NOTE_US = 20  # steps at least this long (here; about 3 ms on the chip) are printed one by one
 
 
@@ -524,6 +525,8 @@ def steps(cfg, flash, mpy):
             self.lines = frames.Lines(4096)
             self.ok = 0
             self.us = 0  # the time spent here, reading what the board wrote (not the board's)
+            self.sent = 0
+            self.resent = 0
 
         def phase(self):
             return cmds[self.waiting - 1][0] if self.waiting else "idle"
@@ -533,14 +536,19 @@ def steps(cfg, flash, mpy):
 
         def read(self, limit=256):
             if self.waiting is not None:
-                return b""
-            if self.k >= len(cmds):
+                if time.ticks_diff(time.ticks_ms(), self.sent) < RESEND_MS:
+                    return b""
+                self.resent += 1  # unanswered (its reply dropped): sent again, as chalk does
+                _, cmd, args = cmds[self.waiting - 1]
+            elif self.k >= len(cmds):
                 self.stop = True
                 return b"\r\x03"
-            _, cmd, args = cmds[self.k]
-            self.k += 1
-            self.waiting = self.k
-            return frames.encode(self.k, cmd, args).encode()
+            else:
+                _, cmd, args = cmds[self.k]
+                self.k += 1
+                self.waiting = self.k
+            self.sent = time.ticks_ms()
+            return frames.encode(self.waiting, cmd, args).encode()
 
         def write(self, s):
             t0 = time.ticks_us()
@@ -612,6 +620,7 @@ def steps(cfg, flash, mpy):
     simtimer.move_world = moved
 
     depth = [0]  # timed calls under way
+    dropped = [0]
 
     def timed(fn, name):
         def run(*args):
@@ -651,6 +660,8 @@ def steps(cfg, flash, mpy):
                 n0 + whole, nh + host_us, ng + timed_gc.us - g0, ni + isr_us, no + io_us)
             if gc.mem_free() > f0 and g == 0:
                 g = auto[0] if auto[0] < dt else dt
+            if r == "dropped":
+                dropped[0] += 1  # a step the heap had no block for: its work given up
             what = "%s%s (%s)" % (name, ": " + r if type(r) is str else "", host.cmd())
             phase = host.phase()
             row = most.setdefault(phase, [0, 0, "", 0])
@@ -691,7 +702,7 @@ def steps(cfg, flash, mpy):
         pause = dt if dt > pause else pause
         least = dt if least is None or dt < least else least
     print(json.dumps({"ok": host.ok, "asked": len(cmds), "gc_us": pause, "gc_min_us": least,
-                      "steps": most}))
+                      "steps": most, "dropped": dropped[0], "resent": host.resent}))
 
 
 if __name__ == "__main__":

@@ -276,6 +276,47 @@ def test_what_the_app_sends_while_the_codes_table_is_being_made_waits_for_it(cod
     assert True in coded and all(coded[coded.index(True):])
 
 
+@pytest.mark.parametrize("fails", ["table", "parity"])
+def test_coding_work_the_heap_has_no_block_for_is_given_up_not_retried_for_ever(fails,
+                                                                              monkeypatch):
+    # A heap in pieces can stay so: a code's table (6 KB whole at 16/96) or a coded frame's
+    # parity that fails at every try must not hold the link's step for good (the board would
+    # answer nothing again). The code is given up (frames plain, hello says so); a coded frame
+    # cut short ends as a line the host drops, its number spent; the link goes on answering.
+    out = []
+    link = Link(out.append, StateHandler(), budget=57)
+
+    def no_room(*args, **kw):
+        raise MemoryError("memory allocation failed, allocating 6144 bytes")
+
+    monkeypatch.setattr(fec.Code if fails == "table" else fec.Coder, "build" if fails ==
+                        "table" else "step", no_room)
+    link.feed(frames.encode(1, "parity", {"nsym": 16, "span": 96}))
+    link.feed(frames.encode(2, "state", {}))
+    link.feed(frames.encode(3, "hello", {}))
+    passes = 0
+    while link.busy():
+        link.pump()
+        passes += 1
+        assert passes < 500, "the link's work never ends"
+    assert link.stats()["dropped"] >= 1
+    got = {}
+    for line in "".join(out).encode().split(b"\n")[:-1]:
+        try:
+            f = frames.decode(host_fec.unwrap(line)[0] if host_fec.unwrap(line) else line)
+        except (frames.Corrupt, frames.WrongVersion):
+            continue  # a coded frame ended short: the host drops it
+        if f is not None and f[1] == "ok":
+            got[f[2]["id"]] = f[2]["result"]
+    assert 3 in got, got  # the link answers after the failure
+    if fails == "table":
+        assert got[1] == {"parity": "16/96"} and 2 in got  # asked before the table's first step
+        assert "parity" not in got[3]  # given up: hello says the frames are plain
+    else:
+        assert 1 not in got  # its reply was the first coded frame: dropped, the host asks again
+        assert 2 in got and "parity" not in got[3]  # plain again, and hello says so
+
+
 def test_parity_arguments_are_checked_and_named():
     out = []
     link = Link(out.append, FakeHandler())
