@@ -498,6 +498,10 @@ PLAY = [("state", {})] * 3 + [("undo", {})] * 5 + [("service", {"on": k % 2 == 0
 
 ROOM = 48 * 1024  # free heap below which the steps' run collects between two steps
 RESEND_MS = 5000  # a command unanswered this long is sent again (chalk's own timeout)
+# Play's commands come from people (a page's undo, the service view), not back to back as a
+# resync's do: this long after the previous reply (a quick hand; the board's work between scans,
+# such as the state an undo goes back to, has that long to be done).
+PLAY_PACE_MS = 250
 NOTE_US = 20  # steps at least this long (here; about 3 ms on the chip) are printed one by one
 
 
@@ -527,6 +531,7 @@ def steps(cfg, flash, mpy):
             self.us = 0  # the time spent here, reading what the board wrote (not the board's)
             self.sent = 0
             self.resent = 0
+            self.answered = 0
 
         def phase(self):
             return cmds[self.waiting - 1][0] if self.waiting else "idle"
@@ -543,6 +548,9 @@ def steps(cfg, flash, mpy):
             elif self.k >= len(cmds):
                 self.stop = True
                 return b"\r\x03"
+            elif cmds[self.k][0] == "play" and \
+                    time.ticks_diff(time.ticks_ms(), self.answered) < PLAY_PACE_MS:
+                return b""  # a person's next command (an undo, the service view) comes later
             else:
                 _, cmd, args = cmds[self.k]
                 self.k += 1
@@ -568,6 +576,7 @@ def steps(cfg, flash, mpy):
                 if f is not None and f[1] in ("ok", "err") and f[2].get("id") == self.waiting:
                     self.ok += f[1] == "ok"
                     self.waiting = None
+                    self.answered = time.ticks_ms()
 
     host = Host()
     from scoreboard.app import App

@@ -369,13 +369,16 @@ class App:
             self._refused(e)
             return None
 
-    def submit(self, action):
-        """Check, journal, apply and publish one action. True if it was accepted."""
-        try:
-            pending = self.game.prepare(action)
-        except RuleError as e:
-            self._refused(e)
-            return False
+    def submit(self, action, pending=None):
+        """Check, journal, apply and publish one action. True if it was accepted. `pending`:
+        what the rules' prepare() already gave for it (the host's command checked it first: an
+        undo's state is not worked out twice)."""
+        if pending is None:
+            try:
+                pending = self.game.prepare(action)
+            except RuleError as e:
+                self._refused(e)
+                return False
         rec = dict(action)
         rec.pop("seq", None)  # the journal numbers records; a seq given in an action is not it
         rec["t"] = self.t_now()

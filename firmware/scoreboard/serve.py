@@ -63,8 +63,8 @@ class Handler:
         # record and its reply.)
         app = self.app
         app.played = app.clock.ticks_ms()  # the signer waits for a quiet moment
-        app.game.prepare(action)  # a RuleError goes back to the host with its rule id
-        if not app.submit(action):
+        pending = app.game.prepare(action)  # a RuleError goes back to the host with its rule id
+        if not app.submit(action, pending):
             raise Refused(app.error or "not accepted")
         return {"seq": app.journal.stats()["last_seq"], "state": app.game.state()}
 
@@ -345,6 +345,12 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
     app.emit = link.emit
     app.played = clock.ticks_add(clock.ticks_ms(), -SIGN_QUIET_MS)
     app.boot()
+    if budget is not None and globals().get("__file__", "")[:5] == "/rom/":
+        # From a ROMFS partition a module's code stays in flash and its import costs only its
+        # objects (some 3 KB): the link's stepwise work is loaded now, not in the step of the
+        # first command (the host's `hello`), where its import is a long step on the chip.
+        # Elsewhere (.mpy in the filesystem, twice the heap) it is loaded when first needed.
+        from . import linkwork  # noqa: F401
     # The lines are sampled by the board's timer from now on, whatever the loop is doing (a
     # simulated board's trace and injected changes move with it); else each pass scans them.
     slow = None
@@ -449,6 +455,9 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 if signer is not None and signer.busy() and not link.busy() and \
                         clock.ticks_diff(now, app.played) >= SIGN_QUIET_MS:
                     signer.run(clock, max(1, step - clock.ticks_diff(clock.ticks_ms(), now) - 2))
+                # The state an undo would go back to, worked out a slice a pass beforehand.
+                game = app.game
+                filling = game is not None and not link.busy() and game.refill()
                 if link.count() != beat_n:  # a frame sent after the heartbeat's look (a `sig`)
                     beat_n = link.count()
                     next_beat = clock.ticks_add(clock.ticks_ms(), HEARTBEAT_MS)
@@ -457,7 +466,8 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
                 nap = app.rest_ms()
                 if (nap and not link.busy() and not app.display._todo and app.recorder is None
-                        and not handler.pending and not (signer is not None and signer.busy())):
+                        and not handler.pending and not (signer is not None and signer.busy())
+                        and not filling):
                     # A table at rest, or only waiting for a timer: nothing to look at until an
                     # input changes or the host sends (either ends the sleep), the sensing
                     # layer's timer, or the heartbeat.
