@@ -50,7 +50,7 @@ _HELD_MAX = const(32)  # frames the app sends during a journal stream, held unti
 _WAITING_MAX = const(4)  # commands that arrive during a journal stream, run after its ok
 _INBOX_MAX = const(8)  # lines gathered by feed() waiting for a step (beyond: dropped, resent)
 # Commands that need whole blocks of the heap: a collection first (in a step of its own).
-_COLLECT = ("new", "undo", "act", "journal", "state")
+_COLLECT = ("new", "undo", "act", "journal", "state", "parity")
 
 
 class Refused(Exception):
@@ -303,10 +303,13 @@ class Link:
             else:
                 self._stats["dropped"] += 1
             return None
-        if self.budget is not None and not self._jobs and self._coding is None:
+        if self.budget is not None and not self._jobs and self._coding is None and typ != "a":
             # Nothing being made before it: the app's frame is made now, in the app's step,
             # and numbered at once (FrameTooLong now, as without a budget).
             return self._queue(frames.encode(self._n, typ, payload), True)
+        # (An action's `a` frame is made in a step of the link's own, after the app's step
+        # that journaled the action: a state's text is a long part of it. Without a compact
+        # text it goes as its record and state, linkwork._job.)
         return self._send(typ, payload, True)
 
     def _err(self, cid, code, message, extra=None):

@@ -88,12 +88,14 @@ class Dumper:
 
 def step(link):
     """One step of the link's work (Link.step): what it was ("parity", "table", "frame",
-    "collect", "command", "stream", "waiting"), or None if there was nothing to do."""
+    "collect", "load", "command", "stream", "waiting"), or None if there was nothing to do."""
     if link._coding is not None:
-        if link._coding.step():
+        if link._coding.done():
             from .fec import finish
 
-            finish(link)
+            finish(link)  # its tail (the parity in hex, the check): a step of its own
+        else:
+            link._coding.step()
         return "parity"  # a slice of a coded frame's parity
     code = link._code
     if code is not None and not code.ready():
@@ -108,6 +110,11 @@ def step(link):
             ready[3] = True
             gc.collect()  # a step of its own: whole blocks for what the command makes
             return "collect"
+        if ready[1] == "parity" and ready[3] is True:
+            ready[3] = 2
+            from . import fec  # noqa: F401  (the coder loaded in a step of its own)
+
+            return "load"
         link._ready = None
         link._command(ready[0], ready[1], ready[2], True)
         if ready[1] == "journal" and link._stream is None:
@@ -158,7 +165,13 @@ def _job(link):
         return
     except ValueError as e:  # a value no frame carries: a bug of whoever sent it
         link._jobs.pop(0)
-        if typ == "ok":
+        if typ == "a" and type(payload) is dict and "rec" in payload:
+            # No compact form after all (a state value with "," or a space): the action goes
+            # as its record and the state after it, in JSON, in its place.
+            link._jobs.insert(0, ["state", {"seq": payload["seq"], "state": payload["state"]},
+                                  job[2], None])
+            link._jobs.insert(0, ["rec", payload["rec"], job[2], None])
+        elif typ == "ok":
             link._err(payload["id"], "internal", "ValueError: %s" % e)
         else:
             link._stats["dropped"] += 1

@@ -49,7 +49,7 @@ class Handler:
             raise Refused(str(e))
         if seq is None:
             raise Refused(self.app.error)
-        return {"game_no": self.app.journal.stats()["game_no"], "seq": seq,
+        return {"game_no": self.app.journal.game_no(), "seq": seq,
                 "state": self.app.game.state()}
 
     def cmd_undo(self, args):
@@ -66,7 +66,7 @@ class Handler:
         pending = app.game.prepare(action)  # a RuleError goes back to the host with its rule id
         if not app.submit(action, pending):
             raise Refused(app.error or "not accepted")
-        return {"seq": app.journal.stats()["last_seq"], "state": app.game.state()}
+        return {"seq": app.journal.last_seq(), "state": app.game.state()}
 
     def cmd_sign(self, args):
         # The signed head of a game the board holds (default: the one in progress); signed
@@ -169,7 +169,7 @@ def journal_records(journal, after, game=None, game_id=None, want=0, limit=None)
 
     rules = None  # the rules of the game whose records come
     rules_id = None  # its id
-    open_no = journal.stats()["game_no"]
+    open_no = journal.game_no()
     block = None
     for item in _records_after(journal, after):
         if type(item) is int:  # the records of game file `item` follow
