@@ -142,6 +142,7 @@ class App:
         self.heap = [None, None]  # free heap, largest block (bytes) at the last check
         self.heap_low = False  # the last check found the heap near its end
         self._heap_due = None  # ticks when the heap is checked next
+        self._heap_fresh = False  # collected for that check, to be measured at the next pass
         self._long = 0  # buttons held past long_ms, acted on at release
         self.journal = journal or chain.ChainedJournal(board.storage.root)
         self.display = Display(board.display)
@@ -380,6 +381,13 @@ class App:
             except RuleError as e:
                 self._refused(e)
                 return False
+        made = self.record(action)
+        return made is not None and self.take(made, pending)
+
+    def record(self, action):
+        """The journal record of an action the rules took (prepare), as (record, its frame's
+        form, its compact code or None); None if no frame could carry it (said on the screen
+        and to the host). Nothing is written."""
         rec = dict(action)
         rec.pop("seq", None)  # the journal numbers records; a seq given in an action is not it
         rec["t"] = self.t_now()
@@ -396,7 +404,13 @@ class App:
             self.error = "action too long for a frame: not taken"
             self.emit("warn", {"warning": self.error})
             self.dirty = True
-            return False
+            return None
+        return rec, out, code
+
+    def take(self, made, pending):
+        """Journal, apply and publish an action: `made` its record(), `pending` what the rules'
+        prepare() gave for it against the state now. True if it was taken."""
+        rec, out, code = made
         try:
             seq = self.journal.append(rec)
         except (OSError, JournalError) as e:
@@ -599,6 +613,7 @@ class App:
         end is judged at its time whatever the look's); _REST_MS when nothing waits at all.
         Edges are noted meanwhile by their handlers (and end the sleep: wake.py)."""
         if not (self._sampling and self._s_r == self._s_w and not self.dirty
+                and not self._heap_fresh
                 and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
                 and (self.pockets is None or self.pockets._r_r == self.pockets._r_w)):
             return 0
@@ -726,8 +741,15 @@ class App:
         else:
             t = self.clock.ticks_ms()
             if self._heap_due is None or self.clock.ticks_diff(t, self._heap_due) >= 0:
-                self._heap_due = self.clock.ticks_add(t, _HEAP_CHECK_MS)
-                self.check_heap()  # a step of its own too
+                # The gauge, in two steps of their own: the heap collected, then (at the next
+                # pass, which comes at once: rest_ms) measured.
+                if not self._heap_fresh:
+                    gc.collect()
+                    self._heap_fresh = True
+                else:
+                    self._heap_fresh = False
+                    self._heap_due = self.clock.ticks_add(t, _HEAP_CHECK_MS)
+                    self.check_heap(collect=False)
 
     def check_heap(self, collect=True):
         """Measure the heap (gauge.py); near its end, say so on the screen and to the host, and

@@ -88,7 +88,8 @@ class Dumper:
 
 def step(link):
     """One step of the link's work (Link.step): what it was ("parity", "table", "frame",
-    "collect", "load", "command", "stream", "waiting"), or None if there was nothing to do."""
+    "collect", "load", "gauge", "command", "stream", "waiting"), or None if there was nothing
+    to do."""
     if link._coding is not None:
         if link._coding.done():
             from .fec import finish
@@ -104,17 +105,26 @@ def step(link):
     if link._jobs:
         _job(link)
         return "frame"  # a slice of a frame being made
+    if link._doing is not None:
+        # (Lines that come meanwhile wait in the inbox: one command at a time.)
+        _doing(link)
+        return "command"  # a step of a command the handler does in steps
     ready = link._ready
     if ready is not None:
         if not ready[3]:
             ready[3] = True
             gc.collect()  # a step of its own: whole blocks for what the command makes
             return "collect"
-        if ready[1] == "parity" and ready[3] is True:
+        if ready[3] is True and ready[1] in ("parity", "state"):
             ready[3] = 2
-            from . import fec  # noqa: F401  (the coder loaded in a step of its own)
+            if ready[1] == "parity":
+                from . import fec  # noqa: F401  (the coder loaded in a step of its own)
 
-            return "load"
+                return "load"
+            gauge = getattr(link.handler, "gauge", None)
+            if gauge is not None:
+                gauge()  # the heap measured after the collection, in a step of its own
+            return "gauge"
         link._ready = None
         link._command(ready[0], ready[1], ready[2], True)
         if ready[1] == "journal" and link._stream is None:
@@ -133,6 +143,27 @@ def step(link):
         link.command(cid, cmd, args)
         return "command"
     return None
+
+
+def _doing(link):
+    """The next step of a command its handler does in steps (a generator, Link._run); its
+    reply once it returns, or its error."""
+    cid, cmd, args, steps = link._doing
+    try:
+        next(steps)
+        return
+    except StopIteration as e:
+        link._doing = None
+        result = e.value
+    except link.Refused as e:
+        link._doing = None
+        link._kept(cid, cmd, args, link._err(cid, "refused", str(e)))
+        return
+    except Exception as e:  # as Link._run: reported, never a stopped link
+        link._doing = None
+        link._kept(cid, cmd, args, link._failed(cid, e))
+        return
+    link._kept(cid, cmd, args, link._done_with(cid, cmd, args, result))
 
 
 def flush(link, steps=2000):

@@ -24,15 +24,24 @@ class Handler:
         self.app = app
         self.pending = []  # injected line changes: [due ticks, line name, v], in time order
         self._editing = False  # cmd_inject is changing `pending` (the sampling timer waits)
+        self._gauged = False  # the link measured the gauge for the `state` reply coming
 
     def cmd_hello(self, args):
         return self.app.hello()
 
+    def gauge(self):
+        # Before a `state` reply, in a step of the link's own right after its collection (a
+        # link without a budget: in the command's own): the heap gauge measured afresh.
+        self.app.check_heap(collect=False)
+        self._gauged = True
+
     def cmd_state(self, args):
         # The longest reply there is (state, screen, warnings): the link collects the heap
-        # first (link._COLLECT), so the gauge measures after a collection and encoding the
+        # first (link._COLLECT), and measures the gauge (gauge() above), so that encoding the
         # reply finds whole blocks on a heap that play has left in pieces.
-        self.app.check_heap(collect=False)
+        if not self._gauged:
+            self.gauge()
+        self._gauged = False
         try:
             return self.app.status()
         except MemoryError:  # no whole block for the latest action's keys: the reply without
@@ -60,13 +69,26 @@ class Handler:
 
     def _submit(self, action):
         # (The link collected the heap first, as for state: whole blocks for the action, its
-        # record and its reply.)
+        # record and its reply.) In three steps of the link's (one a pass, between scans, on a
+        # board: Link._run): the rules' check and the record made; the record journaled and
+        # applied; the reply.
         app = self.app
         app.played = app.clock.ticks_ms()  # the signer waits for a quiet moment
-        pending = app.game.prepare(action)  # a RuleError goes back to the host with its rule id
-        if not app.submit(action, pending):
+        game = app.game
+        pending = game.prepare(action)  # a RuleError goes back to the host with its rule id
+        made = app.record(action)
+        done = game._gen
+        yield
+        if app.game is not game or game._gen != done:
+            # The table took an action of its own between the two steps (a sensor's): this
+            # one is checked again against the state that made.
+            game = app.game
+            pending = game.prepare(action)
+            made = app.record(action)
+        if made is None or not app.take(made, pending):
             raise Refused(app.error or "not accepted")
-        return {"seq": app.journal.last_seq(), "state": app.game.state()}
+        yield
+        return {"seq": app.journal.last_seq(), "state": game.state()}
 
     def cmd_sign(self, args):
         # The signed head of a game the board holds (default: the one in progress); signed
@@ -347,10 +369,11 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
     app.boot()
     if budget is not None and globals().get("__file__", "")[:5] == "/rom/":
         # From a ROMFS partition a module's code stays in flash and its import costs only its
-        # objects (some 3 KB): the link's stepwise work is loaded now, not in the step of the
-        # first command (the host's `hello`), where its import is a long step on the chip.
-        # Elsewhere (.mpy in the filesystem, twice the heap) it is loaded when first needed.
-        from . import linkwork  # noqa: F401
+        # objects (3 to 5 KB): the link's stepwise work, the coder of a noisy line and the heap
+        # gauge are loaded now, not in a step of the first command that needs them (the host's
+        # `hello`, `parity`), where an import is a long step on the chip (2 to 4 ms a KB).
+        # Elsewhere (.mpy in the filesystem, twice the heap) each is loaded when first needed.
+        from . import fec, gauge, linkwork  # noqa: F401
     # The lines are sampled by the board's timer from now on, whatever the loop is doing (a
     # simulated board's trace and injected changes move with it); else each pass scans them.
     slow = None
