@@ -443,6 +443,50 @@ class _File:
         return line
 
 
+class _Screen:
+    """The simulated display's frame buffer as the firmware draws on it, its calls timed into
+    `io` (steps): on the chip framebuf's fill and text are calls into C, and the SSD1306 takes
+    the frame a page a pass; here a Python recorder keeps the text drawn as well."""
+
+    def __init__(self, fb, io):
+        self._fb = fb
+        self._io = io
+
+    def _t(self, fn, *a):
+        t0 = time.ticks_us()
+        try:
+            return fn(*a)
+        finally:
+            self._io.us += time.ticks_diff(time.ticks_us(), t0)
+
+    def fill(self, *a):
+        return self._t(self._fb.fill, *a)
+
+    def text(self, *a):
+        return self._t(self._fb.text, *a)
+
+    def fill_rect(self, *a):
+        return self._t(self._fb.fill_rect, *a)
+
+    def __getattr__(self, name):
+        return getattr(self._fb, name)
+
+
+def _screen(display, io):
+    """The simulated display (hal/sim.py) with its frame buffer and show() timed into io."""
+    display.fb = _Screen(display.fb, io)
+    show = display.show
+
+    def timed_show():
+        t0 = time.ticks_us()
+        try:
+            return show()
+        finally:
+            io.us += time.ticks_diff(time.ticks_us(), t0)
+
+    display.show = timed_show
+
+
 def _files():
     """The board's files (its journal, checkpoints, key store) opened through _File: an object
     whose `us` is the time spent in their calls so far."""
@@ -498,6 +542,10 @@ PLAY = [("state", {})] * 3 + [("undo", {})] * 5 + [("service", {"on": k % 2 == 0
 
 ROOM = 48 * 1024  # free heap below which the steps' run collects between two steps
 RESEND_MS = 5000  # a command unanswered this long is sent again (chalk's own timeout)
+# Play's commands come from people (a page's undo, the service view), not back to back as a
+# resync's do: this long after the previous reply (a quick hand; the board's work between scans,
+# such as the state an undo goes back to, has that long to be done).
+PLAY_PACE_MS = 250
 NOTE_US = 20  # steps at least this long (here; about 3 ms on the chip) are printed one by one
 
 
@@ -527,6 +575,7 @@ def steps(cfg, flash, mpy):
             self.us = 0  # the time spent here, reading what the board wrote (not the board's)
             self.sent = 0
             self.resent = 0
+            self.answered = 0
 
         def phase(self):
             return cmds[self.waiting - 1][0] if self.waiting else "idle"
@@ -543,6 +592,9 @@ def steps(cfg, flash, mpy):
             elif self.k >= len(cmds):
                 self.stop = True
                 return b"\r\x03"
+            elif cmds[self.k][0] == "play" and \
+                    time.ticks_diff(time.ticks_ms(), self.answered) < PLAY_PACE_MS:
+                return b""  # a person's next command (an undo, the service view) comes later
             else:
                 _, cmd, args = cmds[self.k]
                 self.k += 1
@@ -568,6 +620,7 @@ def steps(cfg, flash, mpy):
                 if f is not None and f[1] in ("ok", "err") and f[2].get("id") == self.waiting:
                     self.ok += f[1] == "ok"
                     self.waiting = None
+                    self.answered = time.ticks_ms()
 
     host = Host()
     from scoreboard.app import App
@@ -601,6 +654,7 @@ def steps(cfg, flash, mpy):
 
     inner = [0, 0, 0, 0, 0]  # the time, host's, collections', world's, files' of the timed calls
     io = _files()
+    _screen(board.display, io)  # the screen's drawing too: calls into C on the chip
 
     class Isr:
         us = 0  # the time the simulated world's callback took (its timer's App.sample in it)
@@ -615,9 +669,13 @@ def steps(cfg, flash, mpy):
         move(board)
         isr.us += time.ticks_diff(time.ticks_us(), t0)
 
-    # The world's callback, scheduled by its thread between two bytecodes of whatever step runs
-    # (on the chip: the timer's interrupt, its sampling measured apart): no part of that step.
+    # The world's callback (on the chip: the timer's interrupt, its sampling measured apart) is
+    # no part of a step: moved by the loop at each pass and timed apart, on the main thread.
+    # (From a thread of its own, as a live simulated board moves it, every wake of that thread
+    # passes the interpreter's lock between the two and stalls the step under way for 0.1 ms
+    # or so: nothing an ESP32 does.)
     simtimer.move_world = moved
+    simtimer.start_world = lambda board: None
 
     depth = [0]  # timed calls under way
     dropped = [0]

@@ -80,7 +80,7 @@ def run_virtual(board, trace_path, test_mode):
         print(json.dumps({"action": action}))
     print(json.dumps({"state": app.game.state(), "game": app.game_id,
                       "config": app.game.config, "screen": app.display.rows,
-                      "warnings": app.warnings(), "last_seq": app.journal.stats()["last_seq"],
+                      "warnings": app.warnings(), "last_seq": app.journal.last_seq(),
                       "mem_free": gc.mem_free(), "mem_alloc": gc.mem_alloc()}))
 
 

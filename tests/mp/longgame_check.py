@@ -47,8 +47,10 @@ def main(cfg, flash, undos):
     sys.modules["scoreboard.boardconfig"].unload()  # as main.py does once the board is built
     intern_later()
     gc.collect()
-    # What the run loads later and keeps (the link's stepwise work for the resync), loaded
-    # now, as serve.py does when its link starts.
+    # What a board run from ROMFS loads when its link starts and keeps (serve.py: the link's
+    # stepwise work, the coder of a noisy line, the heap gauge), loaded now.
+    import scoreboard.fec  # noqa: F401
+    import scoreboard.gauge  # noqa: F401
     import scoreboard.linkwork  # noqa: F401
     from scoreboard.app import App
     from scoreboard.link import Link

@@ -15,6 +15,7 @@ import json
 from array import array
 
 _BACKS = 8  # states before the latest actions kept for undo (Rules._backs)
+_REFILL = 8  # actions refolded a call of Game.refill (a step between two scans)
 
 
 class RuleError(Exception):
@@ -238,6 +239,8 @@ class Game:
         # The states before the latest actions, newest last, as (n, the state after the first
         # n kept actions): undos in a row take them, without refolding (at most _BACKS kept).
         self._backs = []
+        self._gen = 0  # moves with every action and undo (a refill under way starts again)
+        self._fill = None  # refill(): [generation, n, the state being refolded, index]
 
     # -- hooks a game implements -------------------------------------------------------------
     def check_config(self, config):
@@ -313,6 +316,7 @@ class Game:
         and look at the state once."""
         code, s = pending
         backs = self._backs
+        self._gen += 1
         if code is None:
             self._codes.pop()  # undo: retract the latest action not already retracted
             if backs and backs[-1][0] == len(self._codes):
@@ -349,6 +353,41 @@ class Game:
             self.step(s, codes[i])
         return s
 
+    def refill(self, n=_REFILL):
+        """Between scans: when no kept state is the one before the latest action (after a
+        boot, or more undos in a row than are kept), refold it from its block's checkpoint,
+        `n` actions a call, and keep it, so that the next undo takes it at once instead of
+        refolding up to a block of actions in its own step. True while there is more to do."""
+        codes = self._codes
+        target = len(codes) - 1
+        backs = self._backs
+        if target < 0 or (backs and backs[-1][0] == target):
+            self._fill = None
+            return False
+        f = self._fill
+        K = codes._BLOCK
+        b = target // K
+        if f is None or f[0] != self._gen:
+            f = self._fill = [self._gen, target, codes.checkpoint(b), 0]
+            return True  # (the checkpoint's copy: a call of its own)
+        s = f[2]
+        i = f[3]
+        stop = target - b * K
+        end = i + n if i + n < stop else stop
+        blk = codes.block(b)
+        step = self.step
+        while i < end:
+            step(s, blk[i] if codes._words == 1 else codes.code(blk, i))
+            i += 1
+        f[3] = i
+        if i < stop:
+            return True
+        self._fill = None
+        if len(backs) >= _BACKS:
+            backs.pop(0)
+        backs.append((target, s))
+        return False
+
     def state_at(self, n):
         """The state after the first n kept actions (0 <= n <= len), refolded from the nearest
         checkpoint at or before n: at most one block of steps, however long the game."""
@@ -359,14 +398,20 @@ class Game:
         b = n // K
         if b >= len(codes._blocks) or n < 0:
             raise IndexError("no state after %d of %d actions" % (n, len(codes)))
-        s = codes.checkpoint(b)
+        f = self._fill
+        if f is not None and f[0] == self._gen and f[1] == n:
+            s = list(f[2])  # refill() is part of the way there: on from where it is
+            start = f[3]
+        else:
+            s = codes.checkpoint(b)
+            start = 0
         blk = codes.block(b)
         step = self.step
         if codes._words == 1:
-            for i in range(n - b * K):
+            for i in range(start, n - b * K):
                 step(s, blk[i])
         else:
-            for i in range(n - b * K):
+            for i in range(start, n - b * K):
                 step(s, codes.code(blk, i))
         return s
 
