@@ -60,6 +60,15 @@ def _steps():
 _GENERATOR = type(_steps())  # a handler's command done in steps (a generator: _run)
 
 
+def _through(steps):
+    """A command done in steps, all of them now (a link without a budget): what it returns."""
+    try:
+        while True:
+            next(steps)
+    except StopIteration as e:
+        return e.value
+
+
 class Refused(Exception):
     """A command the board will not carry out; its message is sent to the host in `err`."""
 
@@ -456,11 +465,7 @@ class Link:
                 if self.budget is not None:
                     self._doing = [cid, cmd, args, result]
                     return None
-                try:
-                    while True:
-                        next(result)
-                except StopIteration as e:
-                    result = e.value
+                result = _through(result)
         except Refused as e:
             return self._err(cid, "refused", str(e))
         except Exception as e:  # a handler's bug must not stop the link: report it instead
