@@ -187,8 +187,9 @@ def _job(link):
         if job[3] is None and type(payload) is dict and typ not in frames.COMPACT:
             job[3] = Dumper(payload)
             return
-        if job[3] is not None and not job[3].step(_DUMP_STEP):
-            return
+        if job[3] is not None and not job[3].done():
+            job[3].step(_DUMP_STEP)
+            return  # (the line itself, once the text is whole: a step of its own)
         line = frames.encode(link._n, typ, payload, text=job[3] and job[3].text())
     except (frames.FrameTooLong, MemoryError) as e:
         link._jobs.pop(0)
