@@ -443,21 +443,23 @@ def main(smoke=False):
                 "<= %d" % STEP_GOAL_MS, "; ".join("%s: %s" % (k, ms[k][1]) for k in ms),
                 "" if not (dropped or unanswered) else " (NOT ALL MEASURED: %d steps given up "
                 "for want of heap, %d commands sent again)" % (dropped, unanswered)))
-        print("(a step: the longest part of a pass, a command run, a slice of a reply or of a coded"
-              " frame's parity, a record of the stream, the link's slice of the wire, the sensing "
-              "layer and the screen: its Python, each step the shortest of 3 runs, less the "
-              "simulated host's reading of the wire and the simulated world's callback (the "
-              "timer's sampling: an interrupt's on the chip, measured above), with the "
-              "collections of the heap it made timed apart and scaled to a 32-bit board's heap "
-              "by %.1f (and from this run's heap, which holds the bench's code and simulated host "
-              "as well, to the board's, by the fastest collection of each), and its files' "
-              "reads and writes timed apart and added as they take here (calls into C; on the "
-              "chip, the flash's own time); gap: the scan period plus "
-              "the longest call into C, a collection (timed on this port's %s heap, scaled the "
+        print("(a step: the longest part of a pass, a command's step, a slice of a reply or of a "
+              "coded frame's parity, a record of the stream, the link's slice of the wire, the "
+              "sensing layer and the screen: its Python, each step the shortest of 3 runs, with "
+              "the firmware in a ROMFS partition as chalk deploy puts it on a board that has one, "
+              "less the simulated host's reading of the wire and the simulated world's callback "
+              "(the timer's sampling: an interrupt's on the chip, measured above; moved by the "
+              "loop here, not from a thread of its own), with the collections of the heap it made "
+              "timed apart and scaled to a 32-bit board's heap by %.1f (and from this run's heap, "
+              "which holds the bench's code, its simulated host and the ROMFS image as well, to "
+              "the board's, by the fastest collection of each), and its files' reads and writes "
+              "and the screen's drawing timed apart and added as they take here (calls into C; "
+              "on the chip, the flash's own time, framebuf's); gap: the scan period plus the "
+              "longest call into C, a collection (timed on this port's %s heap, scaled the "
               "same), when nothing else runs. Goal: under half the shortest press or passage the "
-              "configs accept. A busy machine only adds to these figures (a step preempted); "
-              "play's longest is the action's own step, an undo journaled and replayed through "
-              "the rules.)" % (GC_64_TO_32, SIM_HEAP_KB))
+              "configs accept. A busy machine only adds to these figures (a step preempted). "
+              "Play's commands come 250 ms apart, a resync's back to back.)"
+              % (GC_64_TO_32, SIM_HEAP_KB))
         n = 20 if smoke else 100
         board, game = pin_table()
         mine, theirs = accuracy(tmp, peer, n, board, game)
