@@ -791,7 +791,7 @@ class App:
     def gauge(self):
         """The status reply's gauge: free heap, largest block, longest scan gap and step."""
         return {"mem_free": self.heap[0], "mem_block": self.heap[1], "gap_ms": self.gap_ms,
-                "step_ms": self.step_ms}
+                "step_ms": self.step_ms, "lost": self._s_lost}
 
     def _checkpoint(self, booting, force=False):
         """Blocks of a long game's codes beyond the newest few go to its checkpoint file, so
@@ -977,7 +977,8 @@ class App:
                "note": self.referee.status(), "screen": self.display.rows,
                "mode": "service" if self.service else "scoring",
                "record": self.recorder is not None, "mem_free": self.heap[0],
-               "mem_block": self.heap[1], "gap_ms": self.gap_ms, "step_ms": self.step_ms}
+               "mem_block": self.heap[1], "gap_ms": self.gap_ms, "step_ms": self.step_ms,
+               "lost": self._s_lost}
         # The latest action (as journaled), the state before it and, for an undo, the action
         # it took back (only then); the game's config. A reply that does not fit goes without
         # them (link.py _SPARE), and so does one the heap has no room for now (spare False).
