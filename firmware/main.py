@@ -111,7 +111,7 @@ def esp32_board():
 # the heap is in one piece, and not mid-game, when a fragmented heap may have no block that big
 # and the import (a reply, a signature) would fail.
 LATER = ("pack", "gauge", "spill", "record", "inject", "sign", "p256", "signwork", "linkwork",
-         "fec")
+         "fec", "rules.refill", "service")
 
 
 def intern_later():

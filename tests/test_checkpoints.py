@@ -109,12 +109,11 @@ def test_the_state_refilled_between_scans_is_the_refold_and_an_undo_takes_it(sma
     # players' actions: stopped after any number of calls, or run to its end, an undo gives what
     # a full refold gives; run to its end, the undo takes the kept state and refolds nothing.
     g, _ = play(game_id, ops)
-    rng = random.Random(len(calls))
     for k in calls:
         if not len(g):
             break
         for _ in range(k):
-            if not g.refill(rng.choice((1, 3, 8))):
+            if not g.refill():
                 break
         codes = list(g._codes)
         n = len(g)

@@ -887,40 +887,9 @@ class App:
 
     def service_rows(self):
         """Service view: every switch line's level and edge count (bring-up, bad switches)."""
-        raw = self.board.lines.read()
-        rows = ["SERVICE  v edges"]
-        cells = []
-        for i, name in enumerate(self.board.lines.names):
-            # Two lines a row, "name level edges" in 8 columns: 16 lines fit the screen.
-            short = name[4:] if name.startswith("btn.") else name.replace(".", "")
-            if len(short) > 4:
-                short = short[:3] + short[-1:]  # carom3 -> car3, out_of_turn -> outn
-                # (a slice: a str's character taken out by its index is interned for good)
-            cells.append("%-4s%d%3d" % (short, (raw >> i) & 1,
-                                        min(999, self.health.edge_count(i))))
-        for i in range(0, len(cells), 2):
-            rows.append("".join(cells[i:i + 2]))
-        if self.grid is not None:
-            rows.append("pegs %d+%d" % (_bits(self.grid.side_bits(0)),
-                                        _bits(self.grid.side_bits(1))))
-        an = self.board.analog
-        if an is not None and self.cfg.get("pocket_sensing"):
-            # Colour sensors: each pocket's reading now, to set the thresholds at bring-up.
-            rows.append("col " + " ".join(str(an.read(i)) for i in range(an.count)))
-        if self.keys is not None:
-            # The keys held now (several: a chord, or a phantom key of the matrix) and the presses
-            # taken so far.
-            # (the keys the sampling timer read last: it alone drives the rows while it runs)
-            raw = self._s_now[1] if self._sampling else self.board.keypad.scan()
-            legends = self.cfg["keypad"]["keys"]
-            rows.append("keys " + "".join(legends[i] for i in range(len(legends))
-                                          if raw >> i & 1))
-            rows.append("taken %d" % self.keys.presses)
-        if self.heap[0] is not None:
-            # The gauge: free heap and largest block (KB), the longest scan gap (ms).
-            rows.append("mem %d/%dK %dms" % (self.heap[0] // 1024, self.heap[1] // 1024,
-                                             self.gap_ms))
-        return rows
+        from .service import rows
+
+        return rows(self)
 
     # -- what the host asks ------------------------------------------------------------------
     def hello(self):
@@ -939,22 +908,10 @@ class App:
         return out
 
     def lines_now(self):
-        raw = self.board.lines.read()
-        out = {}
-        for i, name in enumerate(self.board.lines.names):
-            out[name] = {"v": (raw >> i) & 1, "edges": self.health.edge_count(i)}
-        if self.grid is not None:
-            out["pegs"] = [self.grid.side_bits(0), self.grid.side_bits(1)]
-        an = self.board.analog
-        if an is not None:
-            pockets = [n[7:] for n in self.board.lines.names if n[:7] == "pocket."]
-            for i, pid in enumerate(pockets):
-                if "colour" in self.cfg["pockets"][pid]:
-                    out["colour." + pid] = {"v": an.read(i)}
-        if self.keys is not None:
-            for i, ch in enumerate(self.cfg["keypad"]["keys"]):
-                out["key." + ch] = {"v": (self.keys.state >> i) & 1}
-        return out
+        """Every input's level now, and its edges (the service view's and record's reply)."""
+        from .service import lines_now
+
+        return lines_now(self)
 
     def set_clock(self, epoch_ms):
         self.wall = (epoch_ms, self.clock.ticks_ms())
@@ -1009,14 +966,6 @@ class _Peaks:
         v = self._v[i]
         self._v[i] = -1
         return v
-
-
-def _bits(x):
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
 
 
 def _nowhere(kind, payload):

@@ -207,7 +207,7 @@ class Link:
                 self._ready is None and self._stream is None and self._doing is None and \
                 (self._code is None or self._code.ready()):
             return None  # nothing to do (most passes): not even the import below
-        from .linkwork import step
+        from .linkwork import shed, step
 
         self._pumping = True
         try:
@@ -217,26 +217,10 @@ class Link:
             # (a command is sent again by the host, a frame's gap resynced), the board plays on.
             self._stats["dropped"] += 1
             gc.collect()
-            self._shed()
+            shed(self)  # (linkwork is loaded: its step ran)
             return "dropped"
         finally:
             self._pumping = False
-
-    def _shed(self):
-        """What a step the heap had no block for was working on is given up, so that the same
-        step does not fail again at every pass (a heap in pieces can stay so for good). Coding
-        the heap has no room for is given up: the frames go plain (`hello` says so; the host
-        asks again if it still wants parity), and a coded frame whose parity cannot be finished
-        ends as a line the host drops (its number spent: the host resyncs what it carried, or
-        sends its command again). Any other step's work was taken off its queue before it ran
-        (a command, a frame being made) or ends its stream with an error."""
-        if self._coding is not None:
-            self._coding = None
-            self._out.append("\n")
-            self._out_size += 1
-            self._code = None
-        elif self._code is not None and not self._code.ready():
-            self._code = None
 
     def flush(self):
         """Make and write everything waiting now (the app stopping: its last beat)."""

@@ -166,6 +166,23 @@ def _doing(link):
     link._kept(cid, cmd, args, link._done_with(cid, cmd, args, result))
 
 
+def shed(link):
+    """What a step the heap had no block for was working on is given up (Link.step), so that
+    the same step does not fail again at every pass (a heap in pieces can stay so for good).
+    Coding the heap has no room for is given up: the frames go plain (`hello` says so; the
+    host asks again if it still wants parity), and a coded frame whose parity cannot be
+    finished ends as a line the host drops (its number spent: the host resyncs what it
+    carried, or sends its command again). Any other step's work was taken off its queue
+    before it ran (a command, a frame being made) or ends with an error reply."""
+    if link._coding is not None:
+        link._coding = None
+        link._out.append("\n")
+        link._out_size += 1
+        link._code = None
+    elif link._code is not None and not link._code.ready():
+        link._code = None
+
+
 def flush(link, steps=2000):
     """Make and write everything waiting now, at most `steps` steps (Link.flush)."""
     while steps and link.busy():

@@ -15,7 +15,6 @@ import json
 from array import array
 
 _BACKS = 8  # states before the latest actions kept for undo (Rules._backs)
-_REFILL = 8  # actions refolded a call of Game.refill (a step between two scans)
 
 
 class RuleError(Exception):
@@ -353,40 +352,19 @@ class Game:
             self.step(s, codes[i])
         return s
 
-    def refill(self, n=_REFILL):
-        """Between scans: when no kept state is the one before the latest action (after a
-        boot, or more undos in a row than are kept), refold it from its block's checkpoint,
-        `n` actions a call, and keep it, so that the next undo takes it at once instead of
-        refolding up to a block of actions in its own step. True while there is more to do."""
-        codes = self._codes
-        target = len(codes) - 1
+    def refill(self):
+        """Between scans: when no kept state is the one before the latest action (more undos
+        in a row than are kept, or a boot), it is refolded a slice a call (rules/refill.py,
+        loaded then) and kept, so that the next undo takes it at once instead of refolding up
+        to a block of actions in its own step. True while there is more to do."""
         backs = self._backs
-        if target < 0 or (backs and backs[-1][0] == target):
+        n = len(self._codes) - 1
+        if n < 0 or (backs and backs[-1][0] == n):
             self._fill = None
             return False
-        f = self._fill
-        K = codes._BLOCK
-        b = target // K
-        if f is None or f[0] != self._gen:
-            f = self._fill = [self._gen, target, codes.checkpoint(b), 0]
-            return True  # (the checkpoint's copy: a call of its own)
-        s = f[2]
-        i = f[3]
-        stop = target - b * K
-        end = i + n if i + n < stop else stop
-        blk = codes.block(b)
-        step = self.step
-        while i < end:
-            step(s, blk[i] if codes._words == 1 else codes.code(blk, i))
-            i += 1
-        f[3] = i
-        if i < stop:
-            return True
-        self._fill = None
-        if len(backs) >= _BACKS:
-            backs.pop(0)
-        backs.append((target, s))
-        return False
+        from .refill import step
+
+        return step(self, n)
 
     def state_at(self, n):
         """The state after the first n kept actions (0 <= n <= len), refolded from the nearest
