@@ -389,11 +389,12 @@ def acc(cfg, flash, trace):
     print(json.dumps({"downs": downs}))
 
 
-class _File:
-    """A file of the board's flash whose reads and writes are timed (_files)."""
+class _Timed:
+    """An object of the simulated board whose calls are timed into `io` (steps): a call into C
+    on the chip (a file of its flash, the frame buffer), added as it takes here."""
 
-    def __init__(self, f, io):
-        self._f = f
+    def __init__(self, obj, io):
+        self._o = obj
         self._io = io
 
     def _t(self, fn, *a):
@@ -403,29 +404,33 @@ class _File:
         finally:
             self._io.us += time.ticks_diff(time.ticks_us(), t0)
 
+
+class _File(_Timed):
+    """A file of the board's flash whose reads and writes are timed (_files)."""
+
     def write(self, b):
-        return self._t(self._f.write, b)
+        return self._t(self._o.write, b)
 
     def flush(self):
-        return self._t(self._f.flush)
+        return self._t(self._o.flush)
 
     def read(self, *n):
-        return self._t(self._f.read, *n)
+        return self._t(self._o.read, *n)
 
     def readinto(self, *a):
-        return self._t(self._f.readinto, *a)
+        return self._t(self._o.readinto, *a)
 
     def readline(self, *n):
-        return self._t(self._f.readline, *n)
+        return self._t(self._o.readline, *n)
 
     def seek(self, *a):
-        return self._t(self._f.seek, *a)
+        return self._t(self._o.seek, *a)
 
     def tell(self):
-        return self._f.tell()
+        return self._o.tell()
 
     def close(self):
-        return self._t(self._f.close)
+        return self._t(self._o.close)
 
     def __enter__(self):
         return self
@@ -443,33 +448,22 @@ class _File:
         return line
 
 
-class _Screen:
-    """The simulated display's frame buffer as the firmware draws on it, its calls timed into
-    `io` (steps): on the chip framebuf's fill and text are calls into C, and the SSD1306 takes
-    the frame a page a pass; here a Python recorder keeps the text drawn as well."""
-
-    def __init__(self, fb, io):
-        self._fb = fb
-        self._io = io
-
-    def _t(self, fn, *a):
-        t0 = time.ticks_us()
-        try:
-            return fn(*a)
-        finally:
-            self._io.us += time.ticks_diff(time.ticks_us(), t0)
+class _Screen(_Timed):
+    """The simulated display's frame buffer as the firmware draws on it, its calls timed
+    (steps): on the chip framebuf's fill and text are calls into C, and the SSD1306 takes the
+    frame a page a pass; here a Python recorder keeps the text drawn as well."""
 
     def fill(self, *a):
-        return self._t(self._fb.fill, *a)
+        return self._t(self._o.fill, *a)
 
     def text(self, *a):
-        return self._t(self._fb.text, *a)
+        return self._t(self._o.text, *a)
 
     def fill_rect(self, *a):
-        return self._t(self._fb.fill_rect, *a)
+        return self._t(self._o.fill_rect, *a)
 
     def __getattr__(self, name):
-        return getattr(self._fb, name)
+        return getattr(self._o, name)
 
 
 def _screen(display, io):

@@ -331,29 +331,26 @@ def test_an_undo_from_the_host_done_in_steps_checks_again_after_an_action_of_the
     rng = random.Random(3)
     if opening is not None:
         assert app.submit(opening)
-    for _ in range(6):
-        for _ in range(20):  # a legal action by the random player (it may try a wrong one)
+
+    def legal():  # an action the rules take, by the random player (it may try a wrong one)
+        for _ in range(20):
             a = make_action(rng, app.game.state(), 0.3)
             try:
                 app.game.prepare(a)
-                break
+                return a
             except Exception:
                 continue
-        assert app.submit(a)
+        raise AssertionError("no legal action found")
+
+    for _ in range(6):
+        assert app.submit(legal())
     n = len(app.game)
     link.feed(frames.encode(7, "undo", {}).encode())
     while not (link._doing is not None and link._ready is None):
         link.step()  # the line, the collection, the command
     assert link.step() == "command"  # the undo's first step: the rules' check, its record
     assert link._doing is not None and len(app.game) == n
-    for _ in range(20):
-        a = make_action(rng, app.game.state(), 0.3)
-        try:
-            app.game.prepare(a)
-            break
-        except Exception:
-            continue
-    assert app.submit(a)  # the table's action, between two steps of the host's undo
+    assert app.submit(legal())  # the table's action, between two steps of the host's undo
     assert len(app.game) == n + 1
     while link.busy():
         link.pump()
