@@ -364,7 +364,7 @@ class Game:
             return False
         from .refill import step
 
-        return step(self, n)
+        return step(self, n, _BACKS)
 
     def state_at(self, n):
         """The state after the first n kept actions (0 <= n <= len), refolded from the nearest

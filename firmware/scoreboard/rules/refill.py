@@ -3,14 +3,13 @@
 # row than are kept), so that a board that never needs it keeps its code out of RAM. Runs on
 # MicroPython and CPython.
 
-from .base import _BACKS
-
 _SLICE = 8  # actions refolded a call (a step between two scans)
 
 
-def step(game, target):
+def step(game, target, keep):
     """One slice of refolding the state after the first `target` actions of `game` (the one
-    before its latest); kept in its states for undo once whole. True while there is more."""
+    before its latest); kept in its states for undo (at most `keep` of them) once whole. True
+    while there is more."""
     codes = game._codes
     f = game._fill
     K = codes._BLOCK
@@ -32,7 +31,7 @@ def step(game, target):
         return True
     game._fill = None
     backs = game._backs
-    if len(backs) >= _BACKS:
+    if len(backs) >= keep:
         backs.pop(0)
     backs.append((target, s))
     return False
