@@ -389,7 +389,7 @@ def acc(cfg, flash, trace):
     print(json.dumps({"downs": downs}))
 
 
-class _Timed:
+class _TimedCalls:
     """An object of the simulated board whose calls are timed into `io` (steps): a call into C
     on the chip (a file of its flash, the frame buffer), added as it takes here."""
 
@@ -405,7 +405,7 @@ class _Timed:
             self._io.us += time.ticks_diff(time.ticks_us(), t0)
 
 
-class _File(_Timed):
+class _File(_TimedCalls):
     """A file of the board's flash whose reads and writes are timed (_files)."""
 
     def write(self, b):
@@ -448,7 +448,7 @@ class _File(_Timed):
         return line
 
 
-class _Screen(_Timed):
+class _Screen(_TimedCalls):
     """The simulated display's frame buffer as the firmware draws on it, its calls timed
     (steps): on the chip framebuf's fill and text are calls into C, and the SSD1306 takes the
     frame a page a pass; here a Python recorder keeps the text drawn as well."""
