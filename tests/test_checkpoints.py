@@ -201,3 +201,21 @@ def test_checkpoint_undo_on_micropython(game_id, tmp_path):
     assert sum(1 for a in done if a["a"] == "undo") >= 5
     report_micropython("%s: checkpoint undo == full refold after each of %d actions"
                        % (game_id, len(done)), len(done))
+
+
+def test_a_refill_with_no_room_to_load_gives_up_and_the_undo_refolds_itself(monkeypatch):
+    # rules/refill.py is loaded the first time a refill is due, from the main loop: a heap with
+    # no room for it then must cost the board nothing but the refill (never the loop's end).
+    import sys
+
+    class NoRoom:
+        def __getattr__(self, name):
+            raise MemoryError("memory allocation failed, allocating 512 bytes")
+
+    g, _ = play("five-pins", [("act", s) for s in range(40)] + [("undo", 12)])
+    codes = list(g._codes)
+    monkeypatch.setitem(sys.modules, "scoreboard.rules.refill", NoRoom())
+    backs = list(g._backs)
+    assert not (backs and backs[-1][0] == len(g) - 1)  # (12 undos, 8 kept: a refill is due)
+    assert g.refill() is False and g._backs == backs  # given up, nothing changed
+    assert g.apply({"a": "undo"}) == g.export(g.fold(codes, len(codes) - 1))

@@ -362,8 +362,10 @@ class Game:
         if n < 0 or (backs and backs[-1][0] == n):
             self._fill = None
             return False
-        from .refill import step
-
+        try:
+            from .refill import step
+        except MemoryError:
+            return False  # no room to load it now: an undo refolds in its own step, as before
         return step(self, n, _BACKS)
 
     def state_at(self, n):
