@@ -207,8 +207,14 @@ class Link:
                 self._ready is None and self._stream is None and self._doing is None and \
                 (self._code is None or self._code.ready()):
             return None  # nothing to do (most passes): not even the import below
-        from .linkwork import shed, step
-
+        try:
+            from .linkwork import shed, step
+        except MemoryError:
+            # No room to load the link's work now: tried again at the next step (commands wait
+            # in the inbox, or are sent again by the host), the board plays on.
+            self._stats["dropped"] += 1
+            gc.collect()
+            return "dropped"
         self._pumping = True
         try:
             return step(self)
@@ -217,7 +223,7 @@ class Link:
             # (a command is sent again by the host, a frame's gap resynced), the board plays on.
             self._stats["dropped"] += 1
             gc.collect()
-            shed(self)  # (linkwork is loaded: its step ran)
+            shed(self)
             return "dropped"
         finally:
             self._pumping = False
