@@ -2,6 +2,7 @@
 share: all or nothing, a lock refused before any work, a failed COMMIT rolled back, and each
 file's own wording of its errors."""
 
+import contextlib
 import sqlite3
 
 import pytest
@@ -31,6 +32,18 @@ def _begin(e):
 
 def _commit(e):
     return Worded("commit: %s" % e)
+
+
+@contextlib.contextmanager
+def _locked(path):
+    """Another connection holding the database's write lock meanwhile."""
+    other = sqlite3.connect(str(path), isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
 
 
 def _rows(db):
@@ -91,15 +104,9 @@ def test_a_failed_commit_is_rolled_back_and_worded(tmp_path):
 def test_the_archive_words_a_lock_its_own_way(tmp_path):
     path = tmp_path / "a.db"
     with Archive(path, create=True, wait=0.1) as a:
-        other = sqlite3.connect(str(path), isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")
-        try:
-            with pytest.raises(ArchiveError) as e:
-                with a.transaction():
-                    pass
-        finally:
-            other.execute("ROLLBACK")
-            other.close()
+        with _locked(path), pytest.raises(ArchiveError) as e:
+            with a.transaction():
+                pass
         assert e.value.message == ("the archive %s is locked: another program is writing to "
                                    "it (another chalk archive?)" % path)
 
@@ -109,15 +116,9 @@ def test_the_league_archive_words_a_lock_its_own_way_and_stores_all_or_nothing(t
     monkeypatch.setattr(leaguedb, "LOCK_WAIT", 0.1)
     path = tmp_path / "league.db"
     with LeagueDB(path, create=True) as league:
-        other = sqlite3.connect(str(path), isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")
-        try:
-            with pytest.raises(ChalkError) as e:
-                with league.transaction():
-                    pass
-        finally:
-            other.execute("ROLLBACK")
-            other.close()
+        with _locked(path), pytest.raises(ChalkError) as e:
+            with league.transaction():
+                pass
         assert e.value.message == ("the league archive %s is busy or unwritable: database is "
                                    "locked" % path)
         assert "another chalk league" in e.value.hint
