@@ -116,9 +116,15 @@ def _steps(tmp, board, game, n):
     path = tmp / ("steps-%s-%s.json" % (board, game))
     path.write_text(json.dumps(cfg))
     mpy = _mpy(tmp)
-    code = ("import sys\nsys.path.insert(0, %r)\nsys.path.insert(0, %r)\nimport mp_esp32\n"
-            "mp_esp32.steps(%r, %r, None)" % (str(mpy), str(ROOT / "bench"), str(path),
+    rom = _romfs(tmp)
+    # The firmware in a ROMFS partition, as `chalk deploy` puts it on a board whose MicroPython
+    # has one (docs/deploy.md): its modules imported in place, their code never copied to RAM.
+    code = ("import sys, vfs\nvfs.mount(vfs.VfsRom(open(%r, 'rb').read()), '/rom')\n"
+            "sys.path.insert(0, '/rom/lib')\nsys.path.insert(1, %r)\nimport mp_esp32\n"
+            "mp_esp32.steps(%r, %r, None)" % (str(rom), str(ROOT / "bench"), str(path),
                                                str(flash)))
+    # The image is read into this port's heap (a board maps it from flash): room for it added.
+    heap = "%dk" % (int(STEPS_HEAP_KB.rstrip("k")) + rom.stat().st_size // 1024 + 1)
     # On a heap near the simulated board's, where its collections are timed too (scaled below:
     # longer than on the board's own heap, which only makes the figure cautious).
     # Three runs, compared step by step: each step (the n-th of its kind in its phase) at its
@@ -127,7 +133,7 @@ def _steps(tmp, board, game, n):
     r = None
     best = {}  # (phase, what, n) -> [python us, collection us], the shortest of the runs
     for k in range(3):
-        out = run_mp(code=code, heap=STEPS_HEAP_KB, check=True, timeout=900)
+        out = run_mp(code=code, heap=heap, check=True, timeout=900)
         lines = out.stdout.splitlines()
         run = json.loads(lines[-1])
         seen = set()
@@ -184,6 +190,23 @@ def _mpy(tmp):
         compile_firmware(tmp / "mpy", arch=None)
         _MPY.append(tmp / "mpy")
     return _MPY[0]
+
+
+def _romfs(tmp):
+    """The firmware's .mpy as a ROMFS image (what `chalk deploy` writes to a board with a
+    ROMFS partition), made once."""
+    img = tmp / "romfs.img"
+    if not img.exists():
+        import contextlib
+        import io
+        import shutil
+
+        from mpremote.romfs import make_romfs
+
+        shutil.copytree(str(_mpy(tmp) / "scoreboard"), str(tmp / "rom" / "lib" / "scoreboard"))
+        with contextlib.redirect_stdout(io.StringIO()):  # make_romfs prints the tree
+            img.write_bytes(make_romfs(str(tmp / "rom"), mpy_cross=False))
+    return img
 
 
 def _tick(cfg, flash, steps):
@@ -420,21 +443,23 @@ def main(smoke=False):
                 "<= %d" % STEP_GOAL_MS, "; ".join("%s: %s" % (k, ms[k][1]) for k in ms),
                 "" if not (dropped or unanswered) else " (NOT ALL MEASURED: %d steps given up "
                 "for want of heap, %d commands sent again)" % (dropped, unanswered)))
-        print("(a step: the longest part of a pass, a command run, a slice of a reply or of a coded"
-              " frame's parity, a record of the stream, the link's slice of the wire, the sensing "
-              "layer and the screen: its Python, each step the shortest of 3 runs, less the "
-              "simulated host's reading of the wire and the simulated world's callback (the "
-              "timer's sampling: an interrupt's on the chip, measured above), with the "
-              "collections of the heap it made timed apart and scaled to a 32-bit board's heap "
-              "by %.1f (and from this run's heap, which holds the bench's code and simulated host "
-              "as well, to the board's, by the fastest collection of each), and its files' "
-              "reads and writes timed apart and added as they take here (calls into C; on the "
-              "chip, the flash's own time); gap: the scan period plus "
-              "the longest call into C, a collection (timed on this port's %s heap, scaled the "
+        print("(a step: the longest part of a pass, a command's step, a slice of a reply or of a "
+              "coded frame's parity, a record of the stream, the link's slice of the wire, the "
+              "sensing layer and the screen: its Python, each step the shortest of 3 runs, with "
+              "the firmware in a ROMFS partition as chalk deploy puts it on a board that has one, "
+              "less the simulated host's reading of the wire and the simulated world's callback "
+              "(the timer's sampling: an interrupt's on the chip, measured above; moved by the "
+              "loop here, not from a thread of its own), with the collections of the heap it made "
+              "timed apart and scaled to a 32-bit board's heap by %.1f (and from this run's heap, "
+              "which holds the bench's code, its simulated host and the ROMFS image as well, to "
+              "the board's, by the fastest collection of each), and its files' reads and writes "
+              "and the screen's drawing timed apart and added as they take here (calls into C; "
+              "on the chip, the flash's own time, framebuf's); gap: the scan period plus the "
+              "longest call into C, a collection (timed on this port's %s heap, scaled the "
               "same), when nothing else runs. Goal: under half the shortest press or passage the "
-              "configs accept. A busy machine only adds to these figures (a step preempted); "
-              "play's longest is the action's own step, an undo journaled and replayed through "
-              "the rules.)" % (GC_64_TO_32, SIM_HEAP_KB))
+              "configs accept. A busy machine only adds to these figures (a step preempted). "
+              "Play's commands come 250 ms apart, a resync's back to back.)"
+              % (GC_64_TO_32, SIM_HEAP_KB))
         n = 20 if smoke else 100
         board, game = pin_table()
         mine, theirs = accuracy(tmp, peer, n, board, game)

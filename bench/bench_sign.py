@@ -78,6 +78,9 @@ def main(quick=False):
             print("%-26s %10.1f %10d %10d %10d" % (label, best["gap_us"] / 1000,
                                                     2 * best["scan_ms"], best["signed"],
                                                     best["scans"]))
+            if best.get("resent"):
+                print("  (%d commands sent again there: the board dropped their replies, or a "
+                      "signature's job, for want of heap)" % best["resent"])
     print("  model clock: this PC's CPU time + the UART (115200 baud) for what the link writes;")
     print("  an ESP32 runs the same bytecode some 50 times slower: a step there is about 1 ms,")
     print("  and the loop gives the signer what is left of each 5 ms scan period, less 2 ms.")

@@ -389,11 +389,12 @@ def acc(cfg, flash, trace):
     print(json.dumps({"downs": downs}))
 
 
-class _File:
-    """A file of the board's flash whose reads and writes are timed (_files)."""
+class _TimedCalls:
+    """An object of the simulated board whose calls are timed into `io` (steps): a call into C
+    on the chip (a file of its flash, the frame buffer), added as it takes here."""
 
-    def __init__(self, f, io):
-        self._f = f
+    def __init__(self, obj, io):
+        self._o = obj
         self._io = io
 
     def _t(self, fn, *a):
@@ -403,29 +404,33 @@ class _File:
         finally:
             self._io.us += time.ticks_diff(time.ticks_us(), t0)
 
+
+class _File(_TimedCalls):
+    """A file of the board's flash whose reads and writes are timed (_files)."""
+
     def write(self, b):
-        return self._t(self._f.write, b)
+        return self._t(self._o.write, b)
 
     def flush(self):
-        return self._t(self._f.flush)
+        return self._t(self._o.flush)
 
     def read(self, *n):
-        return self._t(self._f.read, *n)
+        return self._t(self._o.read, *n)
 
     def readinto(self, *a):
-        return self._t(self._f.readinto, *a)
+        return self._t(self._o.readinto, *a)
 
     def readline(self, *n):
-        return self._t(self._f.readline, *n)
+        return self._t(self._o.readline, *n)
 
     def seek(self, *a):
-        return self._t(self._f.seek, *a)
+        return self._t(self._o.seek, *a)
 
     def tell(self):
-        return self._f.tell()
+        return self._o.tell()
 
     def close(self):
-        return self._t(self._f.close)
+        return self._t(self._o.close)
 
     def __enter__(self):
         return self
@@ -441,6 +446,39 @@ class _File:
         if not line:
             raise StopIteration
         return line
+
+
+class _Screen(_TimedCalls):
+    """The simulated display's frame buffer as the firmware draws on it, its calls timed
+    (steps): on the chip framebuf's fill and text are calls into C, and the SSD1306 takes the
+    frame a page a pass; here a Python recorder keeps the text drawn as well."""
+
+    def fill(self, *a):
+        return self._t(self._o.fill, *a)
+
+    def text(self, *a):
+        return self._t(self._o.text, *a)
+
+    def fill_rect(self, *a):
+        return self._t(self._o.fill_rect, *a)
+
+    def __getattr__(self, name):
+        return getattr(self._o, name)
+
+
+def _screen(display, io):
+    """The simulated display (hal/sim.py) with its frame buffer and show() timed into io."""
+    display.fb = _Screen(display.fb, io)
+    show = display.show
+
+    def timed_show():
+        t0 = time.ticks_us()
+        try:
+            return show()
+        finally:
+            io.us += time.ticks_diff(time.ticks_us(), t0)
+
+    display.show = timed_show
 
 
 def _files():
@@ -498,6 +536,10 @@ PLAY = [("state", {})] * 3 + [("undo", {})] * 5 + [("service", {"on": k % 2 == 0
 
 ROOM = 48 * 1024  # free heap below which the steps' run collects between two steps
 RESEND_MS = 5000  # a command unanswered this long is sent again (chalk's own timeout)
+# Play's commands come from people (a page's undo, the service view), not back to back as a
+# resync's do: this long after the previous reply (a quick hand; the board's work between scans,
+# such as the state an undo goes back to, has that long to be done).
+PLAY_PACE_MS = 250
 NOTE_US = 20  # steps at least this long (here; about 3 ms on the chip) are printed one by one
 
 
@@ -527,6 +569,7 @@ def steps(cfg, flash, mpy):
             self.us = 0  # the time spent here, reading what the board wrote (not the board's)
             self.sent = 0
             self.resent = 0
+            self.answered = 0
 
         def phase(self):
             return cmds[self.waiting - 1][0] if self.waiting else "idle"
@@ -543,6 +586,9 @@ def steps(cfg, flash, mpy):
             elif self.k >= len(cmds):
                 self.stop = True
                 return b"\r\x03"
+            elif cmds[self.k][0] == "play" and \
+                    time.ticks_diff(time.ticks_ms(), self.answered) < PLAY_PACE_MS:
+                return b""  # a person's next command (an undo, the service view) comes later
             else:
                 _, cmd, args = cmds[self.k]
                 self.k += 1
@@ -568,6 +614,7 @@ def steps(cfg, flash, mpy):
                 if f is not None and f[1] in ("ok", "err") and f[2].get("id") == self.waiting:
                     self.ok += f[1] == "ok"
                     self.waiting = None
+                    self.answered = time.ticks_ms()
 
     host = Host()
     from scoreboard.app import App
@@ -601,6 +648,7 @@ def steps(cfg, flash, mpy):
 
     inner = [0, 0, 0, 0, 0]  # the time, host's, collections', world's, files' of the timed calls
     io = _files()
+    _screen(board.display, io)  # the screen's drawing too: calls into C on the chip
 
     class Isr:
         us = 0  # the time the simulated world's callback took (its timer's App.sample in it)
@@ -615,9 +663,13 @@ def steps(cfg, flash, mpy):
         move(board)
         isr.us += time.ticks_diff(time.ticks_us(), t0)
 
-    # The world's callback, scheduled by its thread between two bytecodes of whatever step runs
-    # (on the chip: the timer's interrupt, its sampling measured apart): no part of that step.
+    # The world's callback (on the chip: the timer's interrupt, its sampling measured apart) is
+    # no part of a step: moved by the loop at each pass and timed apart, on the main thread.
+    # (From a thread of its own, as a live simulated board moves it, every wake of that thread
+    # passes the interpreter's lock between the two and stalls the step under way for 0.1 ms
+    # or so: nothing an ESP32 does.)
     simtimer.move_world = moved
+    simtimer.start_world = lambda board: None
 
     depth = [0]  # timed calls under way
     dropped = [0]

@@ -15,6 +15,7 @@ from scoreboard import frames
 from scoreboard.hal import ticks_add, ticks_diff
 
 BAUD = 115200
+RESEND_US = 2000000  # a command unanswered this long (model time) is sent again
 
 
 class ModelClock:
@@ -75,6 +76,9 @@ class Host:
         self.window = None
         self.first = None  # when the loop first read
         self.sent = 0  # characters the board wrote
+        self.last = None  # the command awaited, and when it was sent
+        self.asked = 0
+        self.resent = 0  # commands sent again (their reply never came)
 
     def write(self, s):
         self.clock.cost_us(len(s) * 10 * 1000000 // BAUD)
@@ -94,6 +98,12 @@ class Host:
 
     def read(self, limit=256):
         if self.waiting is not None:
+            # A command whose reply never came (a board short of heap drops a step's work: the
+            # host sends it again, as chalk does after its timeout): sent again, counted.
+            if type(self.waiting) is int and self.clock.now_us() - self.asked > RESEND_US:
+                self.resent += 1
+                self.asked = self.clock.now_us()
+                return frames.encode(self.waiting, self.last[0], self.last[1]).encode()
             return b""
         now = self.clock.now_us()
         if self.first is None:
@@ -112,6 +122,8 @@ class Host:
         if self.window is None:
             self.window = (now, None)
         self.waiting = cid
+        self.last = (cmd, args)
+        self.asked = now
         return frames.encode(cid, cmd, args).encode()
 
 

@@ -80,7 +80,7 @@ def run_virtual(board, trace_path, test_mode):
         print(json.dumps({"action": action}))
     print(json.dumps({"state": app.game.state(), "game": app.game_id,
                       "config": app.game.config, "screen": app.display.rows,
-                      "warnings": app.warnings(), "last_seq": app.journal.stats()["last_seq"],
+                      "warnings": app.warnings(), "last_seq": app.journal.last_seq(),
                       "mem_free": gc.mem_free(), "mem_alloc": gc.mem_alloc()}))
 
 
@@ -111,7 +111,7 @@ def esp32_board():
 # the heap is in one piece, and not mid-game, when a fragmented heap may have no block that big
 # and the import (a reply, a signature) would fail.
 LATER = ("pack", "gauge", "spill", "record", "inject", "sign", "p256", "signwork", "linkwork",
-         "fec")
+         "fec", "rules.refill", "service")
 
 
 def intern_later():

@@ -5,6 +5,8 @@ to write, and an action that carries a seq of its own."""
 import json
 from pathlib import Path
 
+import pytest
+
 from scoreboard.app import App
 from scoreboard.hal.sim import SimBoard, VirtualClock
 from scoreboard.journal import Journal
@@ -128,14 +130,23 @@ def test_a_fraction_in_an_action_is_never_journaled(tmp_path):
     board, app = make(tmp_path, "five-pins")
     app.boot()
     h = Handler(app)
+
+    def act(action):  # the command's steps, as the board's link takes them (Link._run)
+        steps = h.cmd_act({"action": action})
+        try:
+            while True:
+                next(steps)
+        except StopIteration as e:
+            return e.value
+
     before = app.journal.stats()["last_seq"]
     try:
-        h.cmd_act({"action": {"a": "break", "player": 0, "x": 1.5}})
+        act({"a": "break", "player": 0, "x": 1.5})
         raise AssertionError("taken")
     except Refused as e:
         assert "cannot be chained" in str(e) and "not written" in str(e)
     assert app.journal.stats()["last_seq"] == before and app.game.state()["next"] is None
-    assert h.cmd_act({"action": {"a": "break", "player": 0}})["seq"] == before + 1
+    assert act({"a": "break", "player": 0})["seq"] == before + 1
     app.journal.close()
     _, again = make(tmp_path, "five-pins")
     again.boot()
@@ -295,3 +306,60 @@ def test_an_action_whose_frame_the_heap_has_no_room_for_is_journaled_and_play_go
     seqs = [f.payload["seq"] for f in host.frames(timeout=0.2) if f.type == "rec"]
     assert seqs == [1, 2, 4] and host.stats()["lost"] == 1  # the gap that makes it resync
     assert app.journal.stats()["last_seq"] == 4
+
+
+@pytest.mark.parametrize("game", ["five-pins", "shove-hapenny"])
+def test_an_undo_from_the_host_done_in_steps_checks_again_after_an_action_of_the_table(
+        tmp_path, game):
+    # The host's undo (and act) runs in three steps of the board's link, between scans; an
+    # action the table takes between the first two (a sensor's, from the loop's tick) is the
+    # latest when the undo is written: the undo takes that one back, and the journal, booted
+    # again, gives the state the board shows.
+    import random
+
+    from chalk.randomgame import GAMES
+    from scoreboard import frames
+    from scoreboard.link import Link
+    from scoreboard.serve import Handler
+
+    board, app = make(tmp_path, game)
+    out = []
+    link = Link(out.append, Handler(app), budget=57)
+    app.emit = link.emit
+    app.boot()
+    _, opening, make_action = GAMES[game]
+    rng = random.Random(3)
+    if opening is not None:
+        assert app.submit(opening)
+
+    def legal():  # an action the rules take, by the random player (it may try a wrong one)
+        for _ in range(20):
+            a = make_action(rng, app.game.state(), 0.3)
+            try:
+                app.game.prepare(a)
+                return a
+            except Exception:
+                continue
+        raise AssertionError("no legal action found")
+
+    for _ in range(6):
+        assert app.submit(legal())
+    n = len(app.game)
+    link.feed(frames.encode(7, "undo", {}).encode())
+    while not (link._doing is not None and link._ready is None):
+        link.step()  # the line, the collection, the command
+    assert link.step() == "command"  # the undo's first step: the rules' check, its record
+    assert link._doing is not None and len(app.game) == n
+    assert app.submit(legal())  # the table's action, between two steps of the host's undo
+    assert len(app.game) == n + 1
+    while link.busy():
+        link.pump()
+    ok = [frames.decode(line.encode()) for line in "".join(out).splitlines(True)]
+    ok = [f for f in ok if f is not None and f[1] in ("ok", "err") and f[2]["id"] == 7]
+    assert [f[1] for f in ok] == ["ok"], ok
+    assert len(app.game) == n  # the table's action taken back, the others kept
+    assert ok[0][2]["result"]["state"] == app.game.state()
+    app.journal.close()
+    _, again = make(tmp_path, game)
+    again.boot()
+    assert again.game.state() == app.game.state() and not again.problems

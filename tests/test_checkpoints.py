@@ -100,6 +100,35 @@ def test_checkpoint_undo_equals_full_refold(small_blocks, game_id, ops):
 
 
 @pytest.mark.parametrize("game_id", GAME_IDS)
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS, calls=st.lists(st.integers(0, 40), min_size=1, max_size=30))
+def test_the_state_refilled_between_scans_is_the_refold_and_an_undo_takes_it(small_blocks,
+                                                                            game_id, ops, calls):
+    # The main loop refills (Game.refill) a slice a pass, between the host's commands and the
+    # players' actions: stopped after any number of calls, or run to its end, an undo gives what
+    # a full refold gives; run to its end, the undo takes the kept state and refolds nothing.
+    g, _ = play(game_id, ops)
+    for k in calls:
+        if not len(g):
+            break
+        for _ in range(k):
+            if not g.refill():
+                break
+        codes = list(g._codes)
+        n = len(g)
+        if k >= 40:  # (always more than a block of 4 takes): refilled to its end
+            assert not g.refill() and g._backs and g._backs[-1][0] == n - 1
+            g.state_at = None  # (what an undo refolds with when no state is kept: not called)
+            pending = g.prepare({"a": "undo"})
+            del g.state_at
+            assert g.export(pending[1]) == g.export(g.fold(codes, n - 1))
+        want = g.export(g.fold(codes, n - 1))
+        assert g.apply({"a": "undo"}) == want
+        assert_checkpoints_agree(g)
+
+
+@pytest.mark.parametrize("game_id", GAME_IDS)
 def test_long_game_with_undos_at_the_real_block_size(game_id):
     rng = random.Random(7)
     ops = [("undo", rng.randint(1, 40)) if rng.random() < 0.02 else ("act", rng.randrange(2 ** 16))
@@ -172,3 +201,21 @@ def test_checkpoint_undo_on_micropython(game_id, tmp_path):
     assert sum(1 for a in done if a["a"] == "undo") >= 5
     report_micropython("%s: checkpoint undo == full refold after each of %d actions"
                        % (game_id, len(done)), len(done))
+
+
+def test_a_refill_with_no_room_to_load_gives_up_and_the_undo_refolds_itself(monkeypatch):
+    # rules/refill.py is loaded the first time a refill is due, from the main loop: a heap with
+    # no room for it then must cost the board nothing but the refill (never the loop's end).
+    import sys
+
+    class NoRoom:
+        def __getattr__(self, name):
+            raise MemoryError("memory allocation failed, allocating 512 bytes")
+
+    g, _ = play("five-pins", [("act", s) for s in range(40)] + [("undo", 12)])
+    codes = list(g._codes)
+    monkeypatch.setitem(sys.modules, "scoreboard.rules.refill", NoRoom())
+    backs = list(g._backs)
+    assert not (backs and backs[-1][0] == len(g) - 1)  # (12 undos, 8 kept: a refill is due)
+    assert g.refill() is False and g._backs == backs  # given up, nothing changed
+    assert g.apply({"a": "undo"}) == g.export(g.fold(codes, len(codes) - 1))

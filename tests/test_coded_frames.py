@@ -400,3 +400,31 @@ def test_a_whole_journal_is_archived_over_a_line_that_damages_three_bytes_in_a_h
                 Follower(a, sim.port, once=True, say=said.append).run()
                 assert a.last_seq(1) == len(actions) + 1, said
                 assert a.counts()["actions"] == len(actions) and not a.gaps(1)
+
+
+def test_a_link_whose_work_the_heap_has_no_room_to_load_plays_on_and_answers_later(
+        monkeypatch):
+    # The link's stepwise work (linkwork.py) is loaded at its first step on a board from .mpy:
+    # a heap with no room for it then drops the step (the board's loop goes on), and the
+    # command is answered once it loads.
+    import sys
+
+    out = []
+    link = Link(out.append, StateHandler(), budget=57)
+    real = sys.modules.get("scoreboard.linkwork")
+
+    class NoRoom:
+        def __getattr__(self, name):
+            raise MemoryError("memory allocation failed, allocating 3072 bytes")
+
+    monkeypatch.setitem(sys.modules, "scoreboard.linkwork", NoRoom())
+    link.feed(frames.encode(1, "hello", {}))
+    assert link.step() == "dropped" and link.busy()  # no exception out of it
+    if real is not None:
+        monkeypatch.setitem(sys.modules, "scoreboard.linkwork", real)
+    else:
+        monkeypatch.delitem(sys.modules, "scoreboard.linkwork")
+    while link.busy():
+        link.pump()
+    got = [frames.decode(line.encode()) for line in "".join(out).splitlines(True)]
+    assert [(f[1], f[2]["id"]) for f in got if f[1] in ("ok", "err")] == [("ok", 1)]

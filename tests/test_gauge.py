@@ -74,10 +74,20 @@ def test_the_status_reply_carries_the_gauge_and_watch_shows_it(tmp_path, monkeyp
     st = app.status()
     assert {k: st[k] for k in ("mem_free", "mem_block", "gap_ms", "step_ms")} == {
         "mem_free": 40960, "mem_block": 12288, "gap_ms": 7, "step_ms": 3}
-    assert app.gauge() == {"mem_free": 40960, "mem_block": 12288, "gap_ms": 7, "step_ms": 3}
+    assert app.gauge() == {"mem_free": 40960, "mem_block": 12288, "gap_ms": 7, "step_ms": 3,
+                           "lost": 0}
     lines = watch.render(json.loads(json.dumps(st)))
     assert lines[-1] == ("board: 40 KB of heap free (largest block 12 KB), longest gap between "
                          "scans 7 ms, longest step 3 ms")
+    # Samples the ring had no room for (the loop far behind): counted, and said in words.
+    app.start_sampling()  # (five pins: edges only, no timer)
+    for k in range(40):  # 40 changes, no tick to take them: the ring (32) fills
+        app.board.lines.set(0, k & 1)
+        app.sample_lines()
+    assert app.status()["lost"] == app._s_lost > 0
+    assert watch.render(json.loads(json.dumps(app.status())))[-1].endswith(
+        "longest step 3 ms, %d input samples lost (the board fell behind: report it)"
+        % app._s_lost)
     assert watch.one_line(st).endswith("| heap 40K free")
     assert watch.gauge_line({"mem_free": None}) is None and watch.gauge_line(None) is None
     app.service = True
@@ -132,3 +142,5 @@ def test_the_venue_says_the_gauge_and_a_heap_low_board_in_words():
     # a board that does not report it (older firmware, a port without gc.mem_free)
     assert views.view({"game": "five-pins", "mem_free": None}, table="bar")["gauge"] == ""
     assert views.gauge_words({"mem_free": True}) == ""
+    assert views.view(dict(status, lost=3), table="bar")["gauge"].endswith(
+        "step 31 ms, 3 input samples lost")

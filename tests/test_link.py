@@ -875,3 +875,68 @@ def test_an_app_frame_the_heap_has_no_room_for_is_dropped_with_its_number_spent(
     n = link._n
     assert link.emit("warn", {"text": "x"}) is None and link._n == n
     assert link.stats()["dropped"] == 2
+
+
+class SteppedHandler(FakeHandler):
+    """A command done in steps (a generator), as the board's undo and act are (serve.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.steps = []
+
+    def cmd_undo(self, args):
+        self.steps.append("check")
+        yield
+        self.steps.append("write")
+        if self.fail:
+            raise self.fail
+        yield
+        self.steps.append("reply")
+        return {"seq": 9}
+
+    fail = None
+
+
+def _stepped_lines(out):
+    return [frames.decode(line.encode()) for line in "".join(out).splitlines(True)]
+
+
+def test_a_command_done_in_steps_takes_a_link_step_for_each_and_answers_once():
+    out = []
+    h = SteppedHandler()
+    link = Link(out.append, h, budget=57)
+    link.feed(cmd(4, "undo").encode())
+    seen = []
+    resent = False
+    while link.busy():
+        link.step()
+        seen.append(len(h.steps))
+        if h.steps == ["check"] and not resent:
+            resent = True
+            link.feed(cmd(4, "undo").encode())  # the host sends it again meanwhile
+        link._pump(None)  # (what is made goes out; the link's own steps only above)
+    # Run once, a step of the link's for each of its steps; each line answered, the resent
+    # one with the same reply (as for a command done at once).
+    assert h.steps == ["check", "write", "reply"]
+    assert seen.count(1) >= 1 and seen.count(2) >= 1
+    got = [f for f in _stepped_lines(out) if f[1] in ("ok", "err")]
+    assert [(f[1], f[2]["id"], f[2].get("result")) for f in got] == [("ok", 4, {"seq": 9})] * 2
+    assert link.stats()["repeats"] == 1
+
+
+@pytest.mark.parametrize("budget", [None, 57])
+def test_a_command_done_in_steps_that_fails_midway_is_answered_and_the_link_goes_on(budget):
+    from scoreboard.link import Refused
+
+    out = []
+    h = SteppedHandler()
+    h.fail = Refused("the table took an action meanwhile")
+    link = Link(out.append, h, budget=budget)
+    link.feed(cmd(5, "undo").encode())
+    link.feed(cmd(6, "hello").encode())
+    while link.busy():
+        link.pump()
+    assert h.steps == ["check", "write"]
+    got = [f for f in _stepped_lines(out) if f[1] in ("ok", "err")]
+    assert [(f[1], f[2]["id"]) for f in got] == [("err", 5), ("ok", 6)]
+    assert got[0][2]["code"] == "refused" and "meanwhile" in got[0][2]["error"]

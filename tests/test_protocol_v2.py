@@ -96,6 +96,34 @@ def test_state_values_and_their_compact_forms():
         pack.state_text({"name": "a b"})
 
 
+@pytest.mark.parametrize("budget", [None, 57])
+def test_an_action_without_a_compact_state_goes_as_its_record_and_state_made_now_or_later(
+        budget):
+    # A board's link makes an action's `a` frame in a step of its own (budget), after the
+    # app's step journaled it; a state with no compact text (a value with a space) then goes
+    # as the action's rec and state frames, in its place, in order, no number skipped. Made
+    # at once (no budget), the app is told at once (ValueError) and sends the two itself.
+    out = []
+    link = Link(out.append, None, budget=budget)
+    rec = {"a": "shot", "seq": 4, "t": 900, "player": 0}
+    sent = []
+    for state in ({"scores": [1, 2]}, {"name": "a b"}, {"scores": [3, 2]}):
+        try:
+            link.emit("a", {"seq": rec["seq"], "t": 900, "code": 7, "state": state, "rec": rec})
+            sent.append("a")
+        except ValueError:
+            link.emit("rec", rec)
+            link.emit("state", {"seq": rec["seq"], "state": state})
+            sent.append("rec+state")
+    while link.busy():
+        link.pump()
+    got = [frames.decode(line.encode()) for line in "".join(out).splitlines(True)]
+    assert [f[0] for f in got] == list(range(len(got)))  # numbered one after the other
+    assert [f[1] for f in got] == ["a", "rec", "state", "a"]
+    assert got[1][2] == rec and got[2][2] == {"seq": 4, "state": {"name": "a b"}}
+    assert sent == (["a", "rec+state", "a"] if budget is None else ["a"] * 3)
+
+
 def test_records_that_the_rules_do_not_give_back_exactly_stay_json():
     game = new_game("five-pins", {})
     shot = {"a": "shot", "player": 0, "pins": "1", "carom": 0, "fouls": [], "seq": 3, "t": 9}

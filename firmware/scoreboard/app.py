@@ -142,6 +142,7 @@ class App:
         self.heap = [None, None]  # free heap, largest block (bytes) at the last check
         self.heap_low = False  # the last check found the heap near its end
         self._heap_due = None  # ticks when the heap is checked next
+        self._heap_fresh = False  # collected for that check, to be measured at the next pass
         self._long = 0  # buttons held past long_ms, acted on at release
         self.journal = journal or chain.ChainedJournal(board.storage.root)
         self.display = Display(board.display)
@@ -153,7 +154,8 @@ class App:
         # The latest action, the state list before it, the action an undo took back: status()
         self._last_rec = None
         self._last_s = None
-        self._last_undid = None
+        self._last_undid = None  # the code of the action the latest undo took back
+        self._last_rules = None  # the rules that code is of
         self.error = None  # why the last proposed action was refused
         self.problems = list(board.problems)  # boot-time faults worth showing
         self.faults = {}  # line id -> "stuck" / "chatter"
@@ -223,7 +225,7 @@ class App:
         self.header = None
         self._t_base = 0
         res = Resume()
-        res.last_seq = self.journal.stats()["last_seq"]
+        res.last_seq = self.journal.last_seq()
         res.stopped.append(no)
         self.problems.append("journal game %d could not be read (%s): stopped, a new game "
                              "started" % (no, str(e)[:80]))
@@ -309,7 +311,7 @@ class App:
             header["device"] = self.board.device_id  # in the chain: a log names its board
         if self.wall is not None:
             header["started"] = self.iso_now()
-        last = self.journal.stats()["last_seq"]
+        last = self.journal.last_seq()
         # (with the "prev" the journal adds: the board's game before, its seq and link)
         if not _fits("rec", {"seq": last + 2, "type": "H", "header": dict(
                 header, game_no=99999, prev={"game_no": 99999, "seq": last, "link": "0" * 64})}):
@@ -317,7 +319,7 @@ class App:
             # would leave the host without the game (nine names of 40 characters, say).
             raise ConfigError("the game header does not fit in a frame: shorter names")
         try:
-            if self.journal.stats()["game_no"] is not None:  # a game is in progress
+            if self.journal.game_no() is not None:  # a game is in progress
                 outcome = self.game.outcome() if self.game is not None else None
                 end = {"winner": outcome["winner"] if outcome else None}
                 if abandoned:
@@ -369,18 +371,28 @@ class App:
             self._refused(e)
             return None
 
-    def submit(self, action):
-        """Check, journal, apply and publish one action. True if it was accepted."""
-        try:
-            pending = self.game.prepare(action)
-        except RuleError as e:
-            self._refused(e)
-            return False
+    def submit(self, action, pending=None):
+        """Check, journal, apply and publish one action. True if it was accepted. `pending`:
+        what the rules' prepare() already gave for it (the host's command checked it first: an
+        undo's state is not worked out twice)."""
+        if pending is None:
+            try:
+                pending = self.game.prepare(action)
+            except RuleError as e:
+                self._refused(e)
+                return False
+        made = self.record(action)
+        return made is not None and self.take(made, pending)
+
+    def record(self, action):
+        """The journal record of an action the rules took (prepare), as (record, its frame's
+        form, its compact code or None); None if no frame could carry it (said on the screen
+        and to the host). Nothing is written."""
         rec = dict(action)
         rec.pop("seq", None)  # the journal numbers records; a seq given in an action is not it
         rec["t"] = self.t_now()
         out = dict(rec)
-        out["seq"] = self.journal.stats()["last_seq"] + 1
+        out["seq"] = self.journal.last_seq() + 1
         # One compact `a` frame when the record packs (pack.pack_action), else rec + state.
         # (Imported here: the link has it loaded on a board; the app alone need not hold it.)
         from . import pack
@@ -392,7 +404,13 @@ class App:
             self.error = "action too long for a frame: not taken"
             self.emit("warn", {"warning": self.error})
             self.dirty = True
-            return False
+            return None
+        return rec, out, code
+
+    def take(self, made, pending):
+        """Journal, apply and publish an action: `made` its record(), `pending` what the rules'
+        prepare() gave for it against the state now. True if it was taken."""
+        rec, out, code = made
         try:
             seq = self.journal.append(rec)
         except (OSError, JournalError) as e:
@@ -408,7 +426,8 @@ class App:
         try:
             if code is None:
                 raise ValueError
-            self.emit("a", {"seq": seq, "t": out["t"], "code": code, "state": state})
+            # (with its record: a link that makes the frame later sends that if it must)
+            self.emit("a", {"seq": seq, "t": out["t"], "code": code, "state": state, "rec": out})
         except ValueError:  # no compact form (a state value with "," or a space): as JSON
             self.emit("rec", out)
             self.emit("state", {"seq": seq, "state": state})
@@ -419,11 +438,13 @@ class App:
     def _keep_last(self, rec, pending):
         # The host says the latest action in words from what it did (status(): rec, before,
         # undid). Kept by reference (the state list it replaces is not copied); an undo's
-        # action is decoded now, while the rules still hold it.
-        # (Three attributes, not a tuple: a boot resumes thousands of actions allocating none.)
+        # action kept as its code, taken now, while the rules still hold it, and decoded (by
+        # the same rules) only if status() asks.
+        # (Attributes, not a tuple: a boot resumes thousands of actions allocating none.)
         game = self.game
         codes = game._codes
-        self._last_undid = game.decode(codes[-1]) if pending[0] is None and len(codes) else None
+        self._last_undid = codes[-1] if pending[0] is None and len(codes) else None
+        self._last_rules = game
         self._last_rec = rec
         self._last_s = game._s
 
@@ -592,6 +613,7 @@ class App:
         end is judged at its time whatever the look's); _REST_MS when nothing waits at all.
         Edges are noted meanwhile by their handlers (and end the sleep: wake.py)."""
         if not (self._sampling and self._s_r == self._s_w and not self.dirty
+                and not self._heap_fresh
                 and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
                 and (self.pockets is None or self.pockets._r_r == self.pockets._r_w)):
             return 0
@@ -719,8 +741,15 @@ class App:
         else:
             t = self.clock.ticks_ms()
             if self._heap_due is None or self.clock.ticks_diff(t, self._heap_due) >= 0:
-                self._heap_due = self.clock.ticks_add(t, _HEAP_CHECK_MS)
-                self.check_heap()  # a step of its own too
+                # The gauge, in two steps of their own: the heap collected, then (at the next
+                # pass, which comes at once: rest_ms) measured.
+                if not self._heap_fresh:
+                    gc.collect()
+                    self._heap_fresh = True
+                else:
+                    self._heap_fresh = False
+                    self._heap_due = self.clock.ticks_add(t, _HEAP_CHECK_MS)
+                    self.check_heap(collect=False)
 
     def check_heap(self, collect=True):
         """Measure the heap (gauge.py); near its end, say so on the screen and to the host, and
@@ -762,7 +791,7 @@ class App:
     def gauge(self):
         """The status reply's gauge: free heap, largest block, longest scan gap and step."""
         return {"mem_free": self.heap[0], "mem_block": self.heap[1], "gap_ms": self.gap_ms,
-                "step_ms": self.step_ms}
+                "step_ms": self.step_ms, "lost": self._s_lost}
 
     def _checkpoint(self, booting, force=False):
         """Blocks of a long game's codes beyond the newest few go to its checkpoint file, so
@@ -858,49 +887,19 @@ class App:
 
     def service_rows(self):
         """Service view: every switch line's level and edge count (bring-up, bad switches)."""
-        raw = self.board.lines.read()
-        rows = ["SERVICE  v edges"]
-        cells = []
-        for i, name in enumerate(self.board.lines.names):
-            # Two lines a row, "name level edges" in 8 columns: 16 lines fit the screen.
-            short = name[4:] if name.startswith("btn.") else name.replace(".", "")
-            if len(short) > 4:
-                short = short[:3] + short[-1:]  # carom3 -> car3, out_of_turn -> outn
-                # (a slice: a str's character taken out by its index is interned for good)
-            cells.append("%-4s%d%3d" % (short, (raw >> i) & 1,
-                                        min(999, self.health.edge_count(i))))
-        for i in range(0, len(cells), 2):
-            rows.append("".join(cells[i:i + 2]))
-        if self.grid is not None:
-            rows.append("pegs %d+%d" % (_bits(self.grid.side_bits(0)),
-                                        _bits(self.grid.side_bits(1))))
-        an = self.board.analog
-        if an is not None and self.cfg.get("pocket_sensing"):
-            # Colour sensors: each pocket's reading now, to set the thresholds at bring-up.
-            rows.append("col " + " ".join(str(an.read(i)) for i in range(an.count)))
-        if self.keys is not None:
-            # The keys held now (several: a chord, or a phantom key of the matrix) and the presses
-            # taken so far.
-            # (the keys the sampling timer read last: it alone drives the rows while it runs)
-            raw = self._s_now[1] if self._sampling else self.board.keypad.scan()
-            legends = self.cfg["keypad"]["keys"]
-            rows.append("keys " + "".join(legends[i] for i in range(len(legends))
-                                          if raw >> i & 1))
-            rows.append("taken %d" % self.keys.presses)
-        if self.heap[0] is not None:
-            # The gauge: free heap and largest block (KB), the longest scan gap (ms).
-            rows.append("mem %d/%dK %dms" % (self.heap[0] // 1024, self.heap[1] // 1024,
-                                             self.gap_ms))
-        return rows
+        try:
+            from .service import rows
+        except MemoryError:  # (loaded when the view is on: the heap may have no room now)
+            return ["SERVICE VIEW", "no heap to show", "the lines now"]
+        return rows(self)
 
     # -- what the host asks ------------------------------------------------------------------
     def hello(self):
-        st = self.journal.stats()
+        j = self.journal
         out = {"firmware": FIRMWARE_VERSION, "game": self.game_id, "board": self.cfg["board"],
                "config": self.game.config if self.game is not None else None,
                "device": self.board.device_id,
-               "test_mode": self.test_mode, "last_seq": st["last_seq"],
-               "game_no": st["game_no"]}
+               "test_mode": self.test_mode, "last_seq": j.last_seq(), "game_no": j.game_no()}
         from .boardkey import kid
 
         kid = kid(self)
@@ -911,22 +910,10 @@ class App:
         return out
 
     def lines_now(self):
-        raw = self.board.lines.read()
-        out = {}
-        for i, name in enumerate(self.board.lines.names):
-            out[name] = {"v": (raw >> i) & 1, "edges": self.health.edge_count(i)}
-        if self.grid is not None:
-            out["pegs"] = [self.grid.side_bits(0), self.grid.side_bits(1)]
-        an = self.board.analog
-        if an is not None:
-            pockets = [n[7:] for n in self.board.lines.names if n[:7] == "pocket."]
-            for i, pid in enumerate(pockets):
-                if "colour" in self.cfg["pockets"][pid]:
-                    out["colour." + pid] = {"v": an.read(i)}
-        if self.keys is not None:
-            for i, ch in enumerate(self.cfg["keypad"]["keys"]):
-                out["key." + ch] = {"v": (self.keys.state >> i) & 1}
-        return out
+        """Every input's level now, and its edges (the service view's and record's reply)."""
+        from .service import lines_now
+
+        return lines_now(self)
 
     def set_clock(self, epoch_ms):
         self.wall = (epoch_ms, self.clock.ticks_ms())
@@ -942,14 +929,15 @@ class App:
         return "%04d-%02d-%02dT%02d:%02d:%02dZ" % tm[:6]
 
     def status(self, spare=True):
-        st = self.journal.stats()
-        out = {"state": self.game.state(), "game": self.game_id, "game_no": st["game_no"],
-               "last_seq": st["last_seq"], "players": (self.header or {}).get("players", []),
+        j = self.journal
+        out = {"state": self.game.state(), "game": self.game_id, "game_no": j.game_no(),
+               "last_seq": j.last_seq(), "players": (self.header or {}).get("players", []),
                "outcome": self.game.outcome(), "warnings": self.warnings(), "last": self.last,
                "note": self.referee.status(), "screen": self.display.rows,
                "mode": "service" if self.service else "scoring",
                "record": self.recorder is not None, "mem_free": self.heap[0],
-               "mem_block": self.heap[1], "gap_ms": self.gap_ms, "step_ms": self.step_ms}
+               "mem_block": self.heap[1], "gap_ms": self.gap_ms, "step_ms": self.step_ms,
+               "lost": self._s_lost}
         # The latest action (as journaled), the state before it and, for an undo, the action
         # it took back (only then); the game's config. A reply that does not fit goes without
         # them (link.py _SPARE), and so does one the heap has no room for now (spare False).
@@ -960,7 +948,7 @@ class App:
         if rec is not None:
             out["before"] = self.game.export(self._last_s)
             if self._last_undid is not None:
-                out["undid"] = self._last_undid
+                out["undid"] = self._last_rules.decode(self._last_undid)
         out["config"] = self.game.config
         return out
 
@@ -980,14 +968,6 @@ class _Peaks:
         v = self._v[i]
         self._v[i] = -1
         return v
-
-
-def _bits(x):
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
 
 
 def _nowhere(kind, payload):

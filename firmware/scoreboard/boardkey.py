@@ -90,7 +90,7 @@ def end_game(app, end):
     if app.wall is not None:
         end["ended"] = app.iso_now()  # in the chain, as "started" is
     gc.collect()  # whole blocks for the end, its signature's job and the new header
-    game_no = app.journal.stats()["game_no"]
+    game_no = app.journal.game_no()
     seq = app.journal.end_game(end)
     app.emit("rec", {"seq": seq, "type": "E", "end": end})
     s = signer(app)

@@ -141,8 +141,9 @@ class Coder:
         self.text = "~c2 %d z %s %s" % (n, code.name, line[:-1] if line[-1:] == "\n" else line)
         self.data = self.text.encode()  # the bytes on the wire
         self.m = (len(self.data) + code.span - 1) // code.span or 1
-        # One remainder per codeword: `chunks` ints of 24 bits, the most significant first.
-        self._r = [[0] * code.chunks for _ in range(self.m)]
+        # One remainder per codeword: `chunks` ints of 24 bits, the most significant first
+        # (made at the first step: a step of their own, for a long frame's many codewords).
+        self._r = None
         self._i = 0
 
     def done(self):
@@ -151,6 +152,10 @@ class Coder:
     def step(self, n=None):
         """Take up to n more bytes (default: a step's worth, WORK over the chunks); True once
         every byte is in."""
+        if self._r is None:
+            self._r = [[0] * self.code.chunks for _ in range(self.m)]
+            if n is None:
+                return not self.data  # (a step's work: the next takes the bytes)
         if n is None:
             n = WORK // self.code.chunks
         data = self.data

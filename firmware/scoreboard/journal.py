@@ -544,6 +544,16 @@ class Journal:
         self._t = keep
         return gone
 
+    def last_seq(self):
+        """The latest record's seq (stats()'s, without its look at every file and at the
+        filesystem's free space: a walk of the whole flash on LittleFS)."""
+        return self._seq
+
+    def game_no(self):
+        """The game in progress (stats()'s game_no), or None."""
+        t = self._t
+        return t[len(t) - _W] if self._open else None
+
     def stats(self):
         """Numbers for the status screen and the host: files, bytes, records, seqs."""
         t = self._t

@@ -50,7 +50,23 @@ _HELD_MAX = const(32)  # frames the app sends during a journal stream, held unti
 _WAITING_MAX = const(4)  # commands that arrive during a journal stream, run after its ok
 _INBOX_MAX = const(8)  # lines gathered by feed() waiting for a step (beyond: dropped, resent)
 # Commands that need whole blocks of the heap: a collection first (in a step of its own).
-_COLLECT = ("new", "undo", "act", "journal", "state")
+_COLLECT = ("new", "undo", "act", "journal", "state", "parity")
+
+
+def _steps():
+    yield
+
+
+_GENERATOR = type(_steps())  # a handler's command done in steps (a generator: _run)
+
+
+def _through(steps):
+    """A command done in steps, all of them now (a link without a budget): what it returns."""
+    try:
+        while True:
+            next(steps)
+    except StopIteration as e:
+        return e.value
 
 
 class Refused(Exception):
@@ -86,6 +102,7 @@ class Link:
         self._inbox = []  # lines feed() gathered, waiting for a step (with a budget)
         self._jobs = []  # frames being made a slice a step: [type, payload, droppable, Dumper]
         self._ready = None  # (id, cmd, args) to run once the heap is collected (with a budget)
+        self._doing = None  # [id, cmd, args, generator]: a command done a step at a time
         self._code = None  # the fec.Code the host asked for; None: plain frames
         self._coding = None  # the fec.Coder of the coded frame whose parity is being made
         self._stats = {"frames_in": 0, "frames_out": 0, "corrupt": 0, "noise": 0,
@@ -137,6 +154,7 @@ class Link:
         self._inbox = []
         self._jobs = []
         self._ready = None
+        self._doing = None
         self._coding = None
         self._out = []
         self._out_size = 0
@@ -146,7 +164,8 @@ class Link:
         """True while frames wait for the wire (or are being made), commands for a step, or a
         journal stream is under way."""
         return bool(self._out or self._jobs or self._inbox or self._waiting) or \
-            self._stream is not None or self._ready is not None or self._coding is not None
+            self._stream is not None or self._ready is not None or self._coding is not None \
+            or self._doing is not None
 
     def count(self):
         """The number of the next frame this board sends (moves with every frame sent)."""
@@ -185,11 +204,17 @@ class Link:
         if self._pumping or self.budget is None:
             return None
         if not (self._jobs or self._inbox or self._waiting) and self._coding is None and \
-                self._ready is None and self._stream is None and \
+                self._ready is None and self._stream is None and self._doing is None and \
                 (self._code is None or self._code.ready()):
             return None  # nothing to do (most passes): not even the import below
-        from .linkwork import step
-
+        try:
+            from .linkwork import shed, step
+        except MemoryError:
+            # No room to load the link's work now: tried again at the next step (commands wait
+            # in the inbox, or are sent again by the host), the board plays on.
+            self._stats["dropped"] += 1
+            gc.collect()
+            return "dropped"
         self._pumping = True
         try:
             return step(self)
@@ -198,26 +223,10 @@ class Link:
             # (a command is sent again by the host, a frame's gap resynced), the board plays on.
             self._stats["dropped"] += 1
             gc.collect()
-            self._shed()
+            shed(self)
             return "dropped"
         finally:
             self._pumping = False
-
-    def _shed(self):
-        """What a step the heap had no block for was working on is given up, so that the same
-        step does not fail again at every pass (a heap in pieces can stay so for good). Coding
-        the heap has no room for is given up: the frames go plain (`hello` says so; the host
-        asks again if it still wants parity), and a coded frame whose parity cannot be finished
-        ends as a line the host drops (its number spent: the host resyncs what it carried, or
-        sends its command again). Any other step's work was taken off its queue before it ran
-        (a command, a frame being made) or ends its stream with an error."""
-        if self._coding is not None:
-            self._coding = None
-            self._out.append("\n")
-            self._out_size += 1
-            self._code = None
-        elif self._code is not None and not self._code.ready():
-            self._code = None
 
     def flush(self):
         """Make and write everything waiting now (the app stopping: its last beat)."""
@@ -303,10 +312,13 @@ class Link:
             else:
                 self._stats["dropped"] += 1
             return None
-        if self.budget is not None and not self._jobs and self._coding is None:
+        if self.budget is not None and not self._jobs and self._coding is None and typ != "a":
             # Nothing being made before it: the app's frame is made now, in the app's step,
             # and numbered at once (FrameTooLong now, as without a budget).
             return self._queue(frames.encode(self._n, typ, payload), True)
+        # (An action's `a` frame is made in a step of the link's own, after the app's step
+        # that journaled the action: a state's text is a long part of it. Without a compact
+        # text it goes as its record and state, linkwork._job.)
         return self._send(typ, payload, True)
 
     def _err(self, cid, code, message, extra=None):
@@ -407,7 +419,10 @@ class Link:
         return self._command(cid, cmd, args)
 
     def _command(self, cid, cmd, args, collected=False):
-        reply = self._run(cid, cmd, args, collected)
+        return self._kept(cid, cmd, args, self._run(cid, cmd, args, collected))
+
+    def _kept(self, cid, cmd, args, reply):
+        """`reply`, kept as the last one if the command is one a resend must not repeat."""
         if reply is not None and cmd in _ONCE:
             self._last = (cid, cmd, args, reply[0], reply[1])
         return reply
@@ -434,10 +449,21 @@ class Link:
                     self.pump()
                 return None
             result = fn(checked) if fn is not None else None
+            if type(result) is _GENERATOR:
+                # A command the handler does in steps: with a budget, a step of the link's a
+                # step of it (linkwork.py), its reply once it returns; else all of it now.
+                if self.budget is not None:
+                    self._doing = [cid, cmd, args, result]
+                    return None
+                result = _through(result)
         except Refused as e:
             return self._err(cid, "refused", str(e))
         except Exception as e:  # a handler's bug must not stop the link: report it instead
             return self._failed(cid, e)
+        return self._done_with(cid, cmd, args, result)
+
+    def _done_with(self, cid, cmd, args, result):
+        """The reply to a command the handler returned `result` for (a stepped one's too)."""
         if result is None:
             result = {}
         elif type(result) is not dict:

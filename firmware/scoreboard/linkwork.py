@@ -88,12 +88,15 @@ class Dumper:
 
 def step(link):
     """One step of the link's work (Link.step): what it was ("parity", "table", "frame",
-    "collect", "command", "stream", "waiting"), or None if there was nothing to do."""
+    "collect", "load", "gauge", "command", "stream", "waiting"), or None if there was nothing
+    to do."""
     if link._coding is not None:
-        if link._coding.step():
+        if link._coding.done():
             from .fec import finish
 
-            finish(link)
+            finish(link)  # its tail (the parity in hex, the check): a step of its own
+        else:
+            link._coding.step()
         return "parity"  # a slice of a coded frame's parity
     code = link._code
     if code is not None and not code.ready():
@@ -102,12 +105,26 @@ def step(link):
     if link._jobs:
         _job(link)
         return "frame"  # a slice of a frame being made
+    if link._doing is not None:
+        # (Lines that come meanwhile wait in the inbox: one command at a time.)
+        _doing(link)
+        return "command"  # a step of a command the handler does in steps
     ready = link._ready
     if ready is not None:
         if not ready[3]:
             ready[3] = True
             gc.collect()  # a step of its own: whole blocks for what the command makes
             return "collect"
+        if ready[3] is True and ready[1] in ("parity", "state"):
+            ready[3] = 2
+            if ready[1] == "parity":
+                from . import fec  # noqa: F401  (the coder loaded in a step of its own)
+
+                return "load"
+            gauge = getattr(link.handler, "gauge", None)
+            if gauge is not None:
+                gauge()  # the heap measured after the collection, in a step of its own
+            return "gauge"
         link._ready = None
         link._command(ready[0], ready[1], ready[2], True)
         if ready[1] == "journal" and link._stream is None:
@@ -126,6 +143,44 @@ def step(link):
         link.command(cid, cmd, args)
         return "command"
     return None
+
+
+def _doing(link):
+    """The next step of a command its handler does in steps (a generator, Link._run); its
+    reply once it returns, or its error."""
+    cid, cmd, args, steps = link._doing
+    try:
+        next(steps)
+        return
+    except StopIteration as e:
+        link._doing = None
+        result = e.value
+    except link.Refused as e:
+        link._doing = None
+        link._kept(cid, cmd, args, link._err(cid, "refused", str(e)))
+        return
+    except Exception as e:  # as Link._run: reported, never a stopped link
+        link._doing = None
+        link._kept(cid, cmd, args, link._failed(cid, e))
+        return
+    link._kept(cid, cmd, args, link._done_with(cid, cmd, args, result))
+
+
+def shed(link):
+    """What a step the heap had no block for was working on is given up (Link.step), so that
+    the same step does not fail again at every pass (a heap in pieces can stay so for good).
+    Coding the heap has no room for is given up: the frames go plain (`hello` says so; the
+    host asks again if it still wants parity), and a coded frame whose parity cannot be
+    finished ends as a line the host drops (its number spent: the host resyncs what it
+    carried, or sends its command again). Any other step's work was taken off its queue
+    before it ran (a command, a frame being made) or ends with an error reply."""
+    if link._coding is not None:
+        link._coding = None
+        link._out.append("\n")
+        link._out_size += 1
+        link._code = None
+    elif link._code is not None and not link._code.ready():
+        link._code = None
 
 
 def flush(link, steps=2000):
@@ -149,8 +204,9 @@ def _job(link):
         if job[3] is None and type(payload) is dict and typ not in frames.COMPACT:
             job[3] = Dumper(payload)
             return
-        if job[3] is not None and not job[3].step(_DUMP_STEP):
-            return
+        if job[3] is not None and not job[3].done():
+            job[3].step(_DUMP_STEP)
+            return  # (the line itself, once the text is whole: a step of its own)
         line = frames.encode(link._n, typ, payload, text=job[3] and job[3].text())
     except (frames.FrameTooLong, MemoryError) as e:
         link._jobs.pop(0)
@@ -158,7 +214,13 @@ def _job(link):
         return
     except ValueError as e:  # a value no frame carries: a bug of whoever sent it
         link._jobs.pop(0)
-        if typ == "ok":
+        if typ == "a" and type(payload) is dict and "rec" in payload:
+            # No compact form after all (a state value with "," or a space): the action goes
+            # as its record and the state after it, in JSON, in its place.
+            link._jobs.insert(0, ["state", {"seq": payload["seq"], "state": payload["state"]},
+                                  job[2], None])
+            link._jobs.insert(0, ["rec", payload["rec"], job[2], None])
+        elif typ == "ok":
             link._err(payload["id"], "internal", "ValueError: %s" % e)
         else:
             link._stats["dropped"] += 1

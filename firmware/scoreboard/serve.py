@@ -24,15 +24,24 @@ class Handler:
         self.app = app
         self.pending = []  # injected line changes: [due ticks, line name, v], in time order
         self._editing = False  # cmd_inject is changing `pending` (the sampling timer waits)
+        self._gauged = False  # the link measured the gauge for the `state` reply coming
 
     def cmd_hello(self, args):
         return self.app.hello()
 
+    def gauge(self):
+        # Before a `state` reply, in a step of the link's own right after its collection (a
+        # link without a budget: in the command's own): the heap gauge measured afresh.
+        self.app.check_heap(collect=False)
+        self._gauged = True
+
     def cmd_state(self, args):
         # The longest reply there is (state, screen, warnings): the link collects the heap
-        # first (link._COLLECT), so the gauge measures after a collection and encoding the
+        # first (link._COLLECT), and measures the gauge (gauge() above), so that encoding the
         # reply finds whole blocks on a heap that play has left in pieces.
-        self.app.check_heap(collect=False)
+        if not self._gauged:
+            self.gauge()
+        self._gauged = False
         try:
             return self.app.status()
         except MemoryError:  # no whole block for the latest action's keys: the reply without
@@ -49,7 +58,7 @@ class Handler:
             raise Refused(str(e))
         if seq is None:
             raise Refused(self.app.error)
-        return {"game_no": self.app.journal.stats()["game_no"], "seq": seq,
+        return {"game_no": self.app.journal.game_no(), "seq": seq,
                 "state": self.app.game.state()}
 
     def cmd_undo(self, args):
@@ -60,13 +69,26 @@ class Handler:
 
     def _submit(self, action):
         # (The link collected the heap first, as for state: whole blocks for the action, its
-        # record and its reply.)
+        # record and its reply.) In three steps of the link's (one a pass, between scans, on a
+        # board: Link._run): the rules' check and the record made; the record journaled and
+        # applied; the reply.
         app = self.app
         app.played = app.clock.ticks_ms()  # the signer waits for a quiet moment
-        app.game.prepare(action)  # a RuleError goes back to the host with its rule id
-        if not app.submit(action):
+        game = app.game
+        pending = game.prepare(action)  # a RuleError goes back to the host with its rule id
+        made = app.record(action)
+        done = game._gen
+        yield
+        if app.game is not game or game._gen != done:
+            # The table took an action of its own between the two steps (a sensor's): this
+            # one is checked again against the state that made.
+            game = app.game
+            pending = game.prepare(action)
+            made = app.record(action)
+        if made is None or not app.take(made, pending):
             raise Refused(app.error or "not accepted")
-        return {"seq": app.journal.stats()["last_seq"], "state": app.game.state()}
+        yield
+        return {"seq": app.journal.last_seq(), "state": game.state()}
 
     def cmd_sign(self, args):
         # The signed head of a game the board holds (default: the one in progress); signed
@@ -169,7 +191,7 @@ def journal_records(journal, after, game=None, game_id=None, want=0, limit=None)
 
     rules = None  # the rules of the game whose records come
     rules_id = None  # its id
-    open_no = journal.stats()["game_no"]
+    open_no = journal.game_no()
     block = None
     for item in _records_after(journal, after):
         if type(item) is int:  # the records of game file `item` follow
@@ -345,6 +367,13 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
     app.emit = link.emit
     app.played = clock.ticks_add(clock.ticks_ms(), -SIGN_QUIET_MS)
     app.boot()
+    if budget is not None and globals().get("__file__", "")[:5] == "/rom/":
+        # From a ROMFS partition a module's code stays in flash and its import costs only its
+        # objects (3 to 5 KB): the link's stepwise work, the coder of a noisy line and the heap
+        # gauge are loaded now, not in a step of the first command that needs them (the host's
+        # `hello`, `parity`), where an import is a long step on the chip (2 to 4 ms a KB).
+        # Elsewhere (.mpy in the filesystem, twice the heap) each is loaded when first needed.
+        from . import fec, gauge, linkwork  # noqa: F401
     # The lines are sampled by the board's timer from now on, whatever the loop is doing (a
     # simulated board's trace and injected changes move with it); else each pass scans them.
     slow = None
@@ -449,6 +478,9 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 if signer is not None and signer.busy() and not link.busy() and \
                         clock.ticks_diff(now, app.played) >= SIGN_QUIET_MS:
                     signer.run(clock, max(1, step - clock.ticks_diff(clock.ticks_ms(), now) - 2))
+                # The state an undo would go back to, worked out a slice a pass beforehand.
+                game = app.game
+                filling = game is not None and not link.busy() and game.refill()
                 if link.count() != beat_n:  # a frame sent after the heartbeat's look (a `sig`)
                     beat_n = link.count()
                     next_beat = clock.ticks_add(clock.ticks_ms(), HEARTBEAT_MS)
@@ -457,7 +489,8 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                     next_tick = now  # fell behind (a long journal write): don't race to catch up
                 nap = app.rest_ms()
                 if (nap and not link.busy() and not app.display._todo and app.recorder is None
-                        and not handler.pending and not (signer is not None and signer.busy())):
+                        and not handler.pending and not (signer is not None and signer.busy())
+                        and not filling):
                     # A table at rest, or only waiting for a timer: nothing to look at until an
                     # input changes or the host sends (either ends the sleep), the sensing
                     # layer's timer, or the heartbeat.

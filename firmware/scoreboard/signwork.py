@@ -169,7 +169,7 @@ def finished(signer, job, value):
     if len(done) > _KEEP:
         # The heads of the game in progress go first: a finished game's end is asked for
         # again until the host has it.
-        now = signer.app.journal.stats()["game_no"]
+        now = signer.app.journal.game_no()
         i = 0
         while i < len(done) - 1 and done[i][0] != now:
             i += 1

@@ -75,7 +75,7 @@ def describe(g, rec, before, after, names, config, undid=None):
 
 def gauge_words(g, short=False):
     """The board's heap and time gauge (state and service replies: mem_free, mem_block, gap_ms,
-    step_ms, docs/serial-protocol.md) in words, or "" for a board that does not report it.
+    step_ms, lost, docs/serial-protocol.md) in words, or "" for a board that does not report it.
     `short`: in one line of a phone's small print (the table's page)."""
     if not isinstance(g, dict) or type(g.get("mem_free")) is not int:
         return ""
@@ -88,6 +88,12 @@ def gauge_words(g, short=False):
     for key, form in (("gap_ms", words[2]), ("step_ms", words[3])):
         if type(g.get(key)) is int:
             text += form % g[key]
+    lost = g.get("lost")
+    if type(lost) is int and lost > 0:
+        # The loop fell so far behind that the ring of input samples filled: a press or a
+        # release may have been merged with the next one. A fault of the board, said plainly.
+        text += (", %d input samples lost" if short else
+                 ", %d input samples lost (the board fell behind: report it)") % lost
     return text
 
 

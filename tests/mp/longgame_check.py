@@ -20,7 +20,7 @@ def mem():
 # main.py's LATER: the modules a board loads only in play, whose names it interns at boot
 # (tests/test_long_games.py checks the two lists are one).
 LATER = ("pack", "gauge", "spill", "record", "inject", "sign", "p256", "signwork", "linkwork",
-         "fec")
+         "fec", "rules.refill", "service")
 
 
 def intern_later():
@@ -47,8 +47,10 @@ def main(cfg, flash, undos):
     sys.modules["scoreboard.boardconfig"].unload()  # as main.py does once the board is built
     intern_later()
     gc.collect()
-    # What the run loads later and keeps (the link's stepwise work for the resync), loaded
-    # now, as serve.py does when its link starts.
+    # What a board run from ROMFS loads when its link starts and keeps (serve.py: the link's
+    # stepwise work, the coder of a noisy line, the heap gauge), loaded now.
+    import scoreboard.fec  # noqa: F401
+    import scoreboard.gauge  # noqa: F401
     import scoreboard.linkwork  # noqa: F401
     from scoreboard.app import App
     from scoreboard.link import Link
@@ -82,6 +84,9 @@ def main(cfg, flash, undos):
             app.tick()  # the loop's scans go on between the slices
             board.clock.advance(5)
             steps += 1
+        last = link._last
+        if reply is None and last is not None and last[0] == cid:
+            reply = (last[3], last[4])  # a command done in steps (undo): its reply came later
         return reply, steps
 
     for k in range(undos):

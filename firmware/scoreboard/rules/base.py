@@ -238,6 +238,8 @@ class Game:
         # The states before the latest actions, newest last, as (n, the state after the first
         # n kept actions): undos in a row take them, without refolding (at most _BACKS kept).
         self._backs = []
+        self._gen = 0  # moves with every action and undo (a refill under way starts again)
+        self._fill = None  # refill(): [generation, n, the state being refolded, index]
 
     # -- hooks a game implements -------------------------------------------------------------
     def check_config(self, config):
@@ -313,6 +315,7 @@ class Game:
         and look at the state once."""
         code, s = pending
         backs = self._backs
+        self._gen += 1
         if code is None:
             self._codes.pop()  # undo: retract the latest action not already retracted
             if backs and backs[-1][0] == len(self._codes):
@@ -349,6 +352,22 @@ class Game:
             self.step(s, codes[i])
         return s
 
+    def refill(self):
+        """Between scans: when no kept state is the one before the latest action (more undos
+        in a row than are kept, or a boot), it is refolded a slice a call (rules/refill.py,
+        loaded then) and kept, so that the next undo takes it at once instead of refolding up
+        to a block of actions in its own step. True while there is more to do."""
+        backs = self._backs
+        n = len(self._codes) - 1
+        if n < 0 or (backs and backs[-1][0] == n):
+            self._fill = None
+            return False
+        try:
+            from .refill import step
+        except MemoryError:
+            return False  # no room to load it now: an undo refolds in its own step, as before
+        return step(self, n, _BACKS)
+
     def state_at(self, n):
         """The state after the first n kept actions (0 <= n <= len), refolded from the nearest
         checkpoint at or before n: at most one block of steps, however long the game."""
@@ -359,14 +378,20 @@ class Game:
         b = n // K
         if b >= len(codes._blocks) or n < 0:
             raise IndexError("no state after %d of %d actions" % (n, len(codes)))
-        s = codes.checkpoint(b)
+        f = self._fill
+        if f is not None and f[0] == self._gen and f[1] == n:
+            s = list(f[2])  # refill() is part of the way there: on from where it is
+            start = f[3]
+        else:
+            s = codes.checkpoint(b)
+            start = 0
         blk = codes.block(b)
         step = self.step
         if codes._words == 1:
-            for i in range(n - b * K):
+            for i in range(start, n - b * K):
                 step(s, blk[i])
         else:
-            for i in range(n - b * K):
+            for i in range(start, n - b * K):
                 step(s, codes.code(blk, i))
         return s
 
