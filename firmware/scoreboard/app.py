@@ -636,6 +636,9 @@ class App:
         peak = self._s_peak
         while r != w:
             t = self._s_t[r]
+            if prev >= 0 and self.clock.ticks_diff(t, prev) < 0:
+                t = prev  # noted after a later look (an edge's handler that ran late): time
+                # goes one way through the sensing layer
             k = 4 * r
             if prev >= 0 and self.clock.ticks_diff(t, prev) > step:
                 # The sample before this change saw the old levels: the scan there first.

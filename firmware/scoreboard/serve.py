@@ -444,7 +444,11 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
                 late = clock.ticks_diff(now, next_tick)
                 if late + step > app.gap_ms:
                     app.gap_ms = late + step  # the gauge: the longest a look at the lines waited
-                if world is None and move_world is not None:
+                if move_world is not None:
+                    # The simulated table brought up to now before the loop looks at it: its
+                    # thread may be late on a busy machine, and a change it applied after
+                    # this look, stamped with its own earlier time, would reach the sensing
+                    # layer after a look it came before (a real board's lines are never late).
                     move_world(board)
                 app.tick()
                 app.display.step()  # a redraw goes out a page a scan

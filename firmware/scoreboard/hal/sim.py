@@ -278,6 +278,7 @@ class SimBoard(Board):
         # (hal/simtimer.py), so the world goes on during a long step of the main loop, as a
         # real table does.
         self.world = []
+        self.moving = False  # move_world runs (hal/simtimer.py)
 
     @property
     def nvs(self):  # type: ignore[override]  # (Board's plain attribute, made on demand here)

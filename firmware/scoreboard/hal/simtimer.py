@@ -66,6 +66,19 @@ def _timer(board):
 
 
 def move_world(board):
+    """Apply what is due in the board's world: from the world's thread (a scheduled callback)
+    and from the main loop before each look at the lines (serve.py). A callback that comes
+    while the loop's own call runs (between two of its bytecodes) leaves the work to it."""
+    if board.moving:
+        return
+    board.moving = True
+    try:
+        _move(board)
+    finally:
+        board.moving = False
+
+
+def _move(board):
     due = 50
     for move in board.world:
         d = move()
