@@ -15,6 +15,7 @@ the server for the CPU, so the figure is a floor for real boards, which bring th
 
 import json
 import os
+import queue
 import subprocess
 import sys
 import tempfile
@@ -98,7 +99,7 @@ def drive(url, table, sent, errors, stop):
             errors.append(str(e))
 
 
-def run(n, tmp, seconds=SECONDS):
+def run(n, tmp, seconds):
     tmp = Path(tmp)
     sims = [Sim(BOARD, flash=tmp / ("flash%d" % i), test_mode=True) for i in range(n)]
     for s in sims:
@@ -111,19 +112,28 @@ def run(n, tmp, seconds=SECONDS):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
     try:
+        # What it says, read by a thread of its own (so it never waits on a full pipe, and a
+        # server that never says where it is fails the bench instead of hanging it).
+        said = queue.Queue()
+        threading.Thread(target=lambda: [said.put(line) for line in proc.stdout],
+                         daemon=True).start()
+        deadline = time.monotonic() + 60 + 3 * n
         url = None
-        for line in proc.stdout:
+        while url is None:
+            try:
+                line = said.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                raise RuntimeError("chalk serve never said where its scoreboard is")
             if line.startswith("scoreboard at"):
                 url = line.split()[2].rstrip("/")
-                break
-        said = []  # what it says meanwhile (read, so it never waits on a full pipe)
-        threading.Thread(target=lambda: said.extend(proc.stdout), daemon=True).start()
-        deadline = time.monotonic() + 60 + 3 * n
         for i in range(n):
             while True:
-                with urllib.request.urlopen(url + "/api/tables/t%d" % i) as r:
-                    if json.loads(r.read())["connected"]:
-                        break
+                try:
+                    with urllib.request.urlopen(url + "/api/tables/t%d" % i, timeout=10) as r:
+                        if json.loads(r.read())["connected"]:
+                            break
+                except OSError:  # (a server busy starting its tables: asked again)
+                    pass
                 if time.monotonic() > deadline:
                     raise RuntimeError("table t%d never connected" % i)
                 time.sleep(0.1)
@@ -176,7 +186,10 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p))] * 1000 if xs else float("nan")
 
 
-def main(boards=BOARDS, seconds=SECONDS):
+def main(boards=None, seconds=None):
+    # (the sizes read when it runs, not when it was defined: smoke() sets them first)
+    boards = BOARDS if boards is None else boards
+    seconds = SECONDS if seconds is None else seconds
     print("chalk serve: boards at one action a second each, %d s each (goal: keeps up, page "
           "update p95 < 1000 ms, never a table shown NOT SCORING)" % seconds)
     print("%6s %9s %8s %10s %10s %10s %7s  %s" % ("boards", "actions", "missing", "p50 ms",
