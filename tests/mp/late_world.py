@@ -11,6 +11,8 @@ import select
 import sys
 import time
 
+from heard import frames_in
+
 from scoreboard import frames
 from scoreboard.hal import simtimer
 from scoreboard.hal.sim import SimBoard, TracePlayer
@@ -66,13 +68,7 @@ def main(cfg, flash, trace, seconds):
     sent = {"press": 0, "actions": 0}
 
     def write(s):
-        for line in lines.feed(s.encode() if type(s) is str else s):
-            try:
-                f = frames.decode(line)
-            except (frames.Corrupt, frames.WrongVersion):
-                continue
-            if f is None:
-                continue
+        for f in frames_in(lines, s):
             if f[1] == "event" and f[2].get("kind") == "press":
                 sent["press"] += 1
             elif f[1] in ("a", "rec"):

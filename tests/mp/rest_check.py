@@ -11,6 +11,8 @@ import select
 import sys
 import time
 
+from heard import frames_in
+
 from scoreboard import frames
 from scoreboard.app import App
 from scoreboard.hal.sim import SimBoard, TracePlayer
@@ -82,19 +84,14 @@ def main(cfg, flash, trace, seconds, command=None, at=0):
     heard = [None, 0]  # the latest frame's time, the longest time between two
 
     def write(s):
-        for line in lines.feed(s.encode() if type(s) is str else s):
-            try:
-                f = frames.decode(line)
-            except (frames.Corrupt, frames.WrongVersion):
-                continue
+        for f in frames_in(lines, s):
             now = time.ticks_ms()
-            if f is not None and heard[0] is not None:
+            if heard[0] is not None:
                 heard[1] = max(heard[1], time.ticks_diff(now, heard[0]))
-            if f is not None:
-                heard[0] = now
-            if f is not None and f[1] in ("ok", "err", "sig"):
+            heard[0] = now
+            if f[1] in ("ok", "err", "sig"):
                 sent.append(f[1])
-            if f is not None and f[1] in ("event", "beat"):
+            if f[1] in ("event", "beat"):
                 sent.append(f[1] if f[1] == "beat" else f[2]["kind"])
 
     try:
