@@ -383,7 +383,8 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
         slow = Stretch(stretch, app.sample)
     app.start_sampling(slow.sample if slow is not None else None)
     # A simulated board's table moves on its own (its trace, injected changes), on the main
-    # thread between two bytecodes as an interrupt would; where it cannot, each pass moves it.
+    # thread between two bytecodes as an interrupt would (where it cannot, on CPython, only
+    # the loop moves it); each pass brings it up to now before it looks at the lines.
     world = None
     move_world = None
     if type(getattr(board, "world", None)) is list:

@@ -49,7 +49,8 @@ def start_world(board):
     """Move the board's world (board.world: callables that apply what is due and return the ms
     until their next change, or None) and run its timer (sampler below) from one thread of its
     own, each on the main thread at its time whatever the loop is doing; None on CPython or
-    with nothing to move: the loop then calls move_world() at each pass."""
+    with nothing to move. Either way the loop calls move_world() at each pass, before it looks
+    at the lines."""
     import sys
 
     if sys.implementation.name != "micropython" or not (board.world or _timer(board)):
