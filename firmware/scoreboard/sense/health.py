@@ -60,6 +60,12 @@ class LineHealth:
         self._lvl = 0
         self._recent = 0  # lines with an edge less than chatter_window_ms ago
         self._timing = 0  # active lines not yet stuck
+        # The earliest time of each set's lines (_last of the recent and the locked, _on of the
+        # timing), or earlier: no line of a set can end before its first does, so a tick skips
+        # the set's loop until then (a scan of a bouncing or held line stays cheap).
+        self._r_first = 0
+        self._l_first = 0
+        self._s_first = 0
         self.stuck = 0
         self.chatter = 0
         self.faulty = 0  # stuck | chatter
@@ -79,31 +85,49 @@ class LineHealth:
         old_stuck = stuck
         old_chatter = chatter
         recent = self._recent
-        m = recent
-        i = 0
-        while m:  # forget edges older than the window; a quiet line stops chattering
-            if m & 1 and elapsed(t, self._last[i]) >= self._window:
-                recent ^= 1 << i
-                chatter &= ~(1 << i)
-                self._en[i] = 0
-            m >>= 1
-            i += 1
-        lock = self._lock
-        if lock:  # end the lock-out of lines whose bounce time is over
-            m = lock
+        last = self._last
+        if recent and elapsed(t, self._r_first) >= self._window:
+            m = recent
             i = 0
+            most = -1
+            while m:  # forget edges older than the window; a quiet line stops chattering
+                if m & 1:
+                    e = elapsed(t, last[i])
+                    if e >= self._window:
+                        recent ^= 1 << i
+                        chatter &= ~(1 << i)
+                        self._en[i] = 0
+                    elif e > most:
+                        most = e
+                        self._r_first = last[i]
+                m >>= 1
+                i += 1
+        lock = self._lock
+        if lock and elapsed(t, self._l_first) >= self._db:
+            m = lock  # end the lock-out of lines whose bounce time is over
+            i = 0
+            most = -1
             while m:
-                if m & 1 and elapsed(t, self._last[i]) >= self._db:
-                    lock ^= 1 << i
+                if m & 1:
+                    e = elapsed(t, last[i])
+                    if e >= self._db:
+                        lock ^= 1 << i
+                    elif e > most:
+                        most = e
+                        self._l_first = last[i]
                 m >>= 1
                 i += 1
         ch = (raw ^ self._lvl) & ~lock
         raw = self._lvl ^ ch  # the debounced levels: what the checks below judge
         self._lvl = raw
-        if self._db > 0:
+        if self._db > 0 and ch:
+            if not lock:
+                self._l_first = t
             lock |= ch
         self._lock = lock
         timing = self._timing
+        if ch and not recent:
+            self._r_first = t
         m = ch
         i = 0
         while m:
@@ -111,9 +135,11 @@ class LineHealth:
                 b = 1 << i
                 if self._edges[i] < _SAT:
                     self._edges[i] += 1
-                self._last[i] = t
+                last[i] = t
                 recent |= b
                 if raw & b:
+                    if not timing:
+                        self._s_first = t
                     self._on[i] = t
                     timing |= b
                 else:
@@ -123,13 +149,20 @@ class LineHealth:
                     chatter |= b
             m >>= 1
             i += 1
-        if self._stuck_ms > 0:
+        if self._stuck_ms > 0 and timing and elapsed(t, self._s_first) >= self._stuck_ms:
+            on = self._on
             m = timing
             i = 0
+            most = -1
             while m:
-                if m & 1 and elapsed(t, self._on[i]) >= self._stuck_ms:
-                    stuck |= 1 << i
-                    timing &= ~(1 << i)
+                if m & 1:
+                    e = elapsed(t, on[i])
+                    if e >= self._stuck_ms:
+                        stuck |= 1 << i
+                        timing &= ~(1 << i)
+                    elif e > most:
+                        most = e
+                        self._s_first = on[i]
                 m >>= 1
                 i += 1
         self._recent = recent

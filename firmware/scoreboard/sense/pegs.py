@@ -52,6 +52,9 @@ class PegGrid:
         self._stable = array("i", [0, 0])  # per side: debounced bitmap
         self._pend = array("i", [0, 0])  # per side: holes reading differently, waiting
         self._since = array("i", [0] * (2 * PER_SIDE))  # when each waiting hole changed
+        # Per side, the earliest _since of its waiting holes, or earlier: no hole is done
+        # waiting before it, so a tick skips the loop over them until then.
+        self._first = array("i", [0, 0])
 
     def quiet(self, side0_bits, side1_bits):
         """True if ticks with these bitmaps would do nothing: no hole waiting out its
@@ -72,23 +75,33 @@ class PegGrid:
         pend = self._pend[side] & diff
         new = diff & ~pend
         off = side * PER_SIDE
+        since = self._since
+        if new and not pend:
+            self._first[side] = t
         i = 0
         while new:
             if new & 1:
-                self._since[off + i] = t
+                since[off + i] = t
                 pend |= 1 << i
             new >>= 1
             i += 1
         # Holes that have held their new value for debounce_ms change.
-        m = pend
-        i = 0
-        while m:
-            if m & 1 and elapsed(t, self._since[off + i]) >= self._db:
-                stable ^= 1 << i
-                pend ^= 1 << i
-                self.ring.push(PEG, off + i, (stable >> i) & 1, t)
-            m >>= 1
-            i += 1
+        if pend and elapsed(t, self._first[side]) >= self._db:
+            m = pend
+            i = 0
+            most = -1
+            while m:
+                if m & 1:
+                    e = elapsed(t, since[off + i])
+                    if e >= self._db:
+                        stable ^= 1 << i
+                        pend ^= 1 << i
+                        self.ring.push(PEG, off + i, (stable >> i) & 1, t)
+                    elif e > most:
+                        most = e
+                        self._first[side] = since[off + i]
+                m >>= 1
+                i += 1
         self._stable[side] = stable
         self._pend[side] = pend
 
