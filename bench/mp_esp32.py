@@ -711,6 +711,7 @@ def steps(cfg, flash, mpy):
 
     def timed(fn, name):
         def run(*args):
+            e0 = time.ticks_us()  # this wrapper's own span: its bookkeeping is no step's
             patch()
             if not depth[0] and gc.mem_free() < ROOM:
                 # The heap nearly full: collected before the step rather than by an allocation
@@ -766,6 +767,10 @@ def steps(cfg, flash, mpy):
                 for line in noted:
                     print(line)
                 noted.clear()
+            # A call timed within another is taken out of the outer one whole, this wrapper's
+            # own work included (its names and notes: else a step that ran a timed step, the
+            # link's slice of the wire with the link's step first, carried 0.1 to 0.3 ms of it).
+            inner[0] = n0 + time.ticks_diff(time.ticks_us(), e0)
             return r
         return run
 

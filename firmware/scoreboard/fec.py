@@ -24,6 +24,7 @@ SPAN_MAX = 223  # + 32 parity = 255 symbols, the longest codeword of GF(2^8)
 # bytes a step of Coder.step() takes, WORK over the remainder's chunks (the work per byte).
 _TABLE_STEP = 48
 WORK = 120
+HEX_STEP = 4  # codewords' parity written in hex a step (a long frame has dozens)
 
 
 def mul(a, b):
@@ -145,9 +146,27 @@ class Coder:
         # (made at the first step: a step of their own, for a long frame's many codewords).
         self._r = None
         self._i = 0
+        self._hex = []  # type: list  # the codewords' parity in hex so far (hex_step)
 
     def done(self):
         return self._i >= len(self.data)
+
+    def hexed(self):
+        """True once every codeword's parity is written in hex (after done())."""
+        return len(self._hex) >= self.m
+
+    def hex_step(self, n=HEX_STEP):
+        """Write the next n codewords' parity in hex (a long frame's, a few a step); True once
+        all are."""
+        out = self._hex
+        regs = self._r or ()
+        nsym2 = 2 * self.code.nsym
+        k = len(out)
+        stop = k + n if k + n < self.m else self.m
+        while k < stop:
+            out.append("".join(["%06x" % v for v in regs[k]])[:nsym2])
+            k += 1
+        return k >= self.m
 
     def step(self, n=None):
         """Take up to n more bytes (default: a step's worth, WORK over the chunks); True once
@@ -177,11 +196,9 @@ class Coder:
         return i >= len(data)
 
     def hex(self):
-        nsym = self.code.nsym
-        out = []
-        for r in self._r:
-            out.append("".join(["%06x" % v for v in r])[:2 * nsym])
-        return "".join(out)
+        while not self.hexed():
+            self.hex_step(self.m)
+        return "".join(self._hex)
 
     def tail(self):
         par = self.hex()

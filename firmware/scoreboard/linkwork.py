@@ -90,13 +90,16 @@ def step(link):
     """One step of the link's work (Link.step): what it was ("parity", "table", "frame",
     "collect", "load", "gauge", "command", "stream", "waiting"), or None if there was nothing
     to do."""
-    if link._coding is not None:
-        if link._coding.done():
+    coding = link._coding
+    if coding is not None:
+        if not coding.done():
+            coding.step()
+        elif not coding.hexed():
+            coding.hex_step()  # the parity in hex, a few codewords a step
+        else:
             from .fec import finish
 
-            finish(link)  # its tail (the parity in hex, the check): a step of its own
-        else:
-            link._coding.step()
+            finish(link)  # its tail (the hex joined, the check): a step of its own
         return "parity"  # a slice of a coded frame's parity
     code = link._code
     if code is not None and not code.ready():
