@@ -59,6 +59,27 @@ def elapsed(now, then):
     return d
 
 
+def ended(now, times, off, mask, limit, firsts, k):
+    """The lines of `mask` (bit i: the time times[off + i]) whose time is `limit` ms or more
+    before `now`; the earliest time of the others goes to firsts[k] (left as it is when none
+    remain). For LineHealth's and PegGrid's waiting lines, which call this only once their
+    set's firsts[k] says one can end. Allocates nothing."""
+    out = 0
+    i = 0
+    most = -1
+    while mask:
+        if mask & 1:
+            e = elapsed(now, times[off + i])
+            if e >= limit:
+                out |= 1 << i
+            elif e > most:
+                most = e
+                firsts[k] = times[off + i]
+        mask >>= 1
+        i += 1
+    return out
+
+
 class EventRing:
     """A fixed ring of events. Full ring: the NEWEST event is dropped and counted in `dropped`.
 

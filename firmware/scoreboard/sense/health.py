@@ -28,7 +28,7 @@ except ImportError:  # CPython
 
 from array import array
 
-from .events import CHATTER, FAULT, HEALTHY, STUCK, EventRing, elapsed
+from .events import CHATTER, FAULT, HEALTHY, STUCK, EventRing, elapsed, ended
 
 _TMASK = const(0x3FFFFFFF)
 _SAT = const(0x3FFFFFFF)
@@ -60,12 +60,10 @@ class LineHealth:
         self._lvl = 0
         self._recent = 0  # lines with an edge less than chatter_window_ms ago
         self._timing = 0  # active lines not yet stuck
-        # The earliest time of each set's lines (_last of the recent and the locked, _on of the
-        # timing), or earlier: no line of a set can end before its first does, so a tick skips
-        # the set's loop until then (a scan of a bouncing or held line stays cheap).
-        self._r_first = 0
-        self._l_first = 0
-        self._s_first = 0
+        # The earliest time of each set's lines (_last of the recent and of the locked, _on of
+        # the timing), or earlier: no line of a set can end before its first does, so a tick
+        # skips the set's loop until then (a scan of a bouncing or held line stays cheap).
+        self._firsts = array("i", [0, 0, 0])  # recent, locked, timing
         self.stuck = 0
         self.chatter = 0
         self.faulty = 0  # stuck | chatter
@@ -86,48 +84,32 @@ class LineHealth:
         old_chatter = chatter
         recent = self._recent
         last = self._last
-        if recent and elapsed(t, self._r_first) >= self._window:
-            m = recent
+        firsts = self._firsts
+        if recent and elapsed(t, firsts[0]) >= self._window:
+            # Edges older than the window forgotten; a quiet line stops chattering.
+            m = ended(t, last, 0, recent, self._window, firsts, 0)
+            recent &= ~m
+            chatter &= ~m
             i = 0
-            most = -1
-            while m:  # forget edges older than the window; a quiet line stops chattering
+            while m:
                 if m & 1:
-                    e = elapsed(t, last[i])
-                    if e >= self._window:
-                        recent ^= 1 << i
-                        chatter &= ~(1 << i)
-                        self._en[i] = 0
-                    elif e > most:
-                        most = e
-                        self._r_first = last[i]
+                    self._en[i] = 0
                 m >>= 1
                 i += 1
         lock = self._lock
-        if lock and elapsed(t, self._l_first) >= self._db:
-            m = lock  # end the lock-out of lines whose bounce time is over
-            i = 0
-            most = -1
-            while m:
-                if m & 1:
-                    e = elapsed(t, last[i])
-                    if e >= self._db:
-                        lock ^= 1 << i
-                    elif e > most:
-                        most = e
-                        self._l_first = last[i]
-                m >>= 1
-                i += 1
+        if lock and elapsed(t, firsts[1]) >= self._db:
+            lock &= ~ended(t, last, 0, lock, self._db, firsts, 1)  # their bounce time is over
         ch = (raw ^ self._lvl) & ~lock
         raw = self._lvl ^ ch  # the debounced levels: what the checks below judge
         self._lvl = raw
         if self._db > 0 and ch:
             if not lock:
-                self._l_first = t
+                firsts[1] = t
             lock |= ch
         self._lock = lock
         timing = self._timing
         if ch and not recent:
-            self._r_first = t
+            firsts[0] = t
         m = ch
         i = 0
         while m:
@@ -139,7 +121,7 @@ class LineHealth:
                 recent |= b
                 if raw & b:
                     if not timing:
-                        self._s_first = t
+                        firsts[2] = t
                     self._on[i] = t
                     timing |= b
                 else:
@@ -149,22 +131,10 @@ class LineHealth:
                     chatter |= b
             m >>= 1
             i += 1
-        if self._stuck_ms > 0 and timing and elapsed(t, self._s_first) >= self._stuck_ms:
-            on = self._on
-            m = timing
-            i = 0
-            most = -1
-            while m:
-                if m & 1:
-                    e = elapsed(t, on[i])
-                    if e >= self._stuck_ms:
-                        stuck |= 1 << i
-                        timing &= ~(1 << i)
-                    elif e > most:
-                        most = e
-                        self._s_first = on[i]
-                m >>= 1
-                i += 1
+        if self._stuck_ms > 0 and timing and elapsed(t, firsts[2]) >= self._stuck_ms:
+            m = ended(t, self._on, 0, timing, self._stuck_ms, firsts, 2)
+            stuck |= m
+            timing &= ~m
         self._recent = recent
         self._timing = timing
         self.stuck = stuck

@@ -19,7 +19,7 @@ except ImportError:  # CPython
 
 from array import array
 
-from .events import PEG, EventRing, elapsed
+from .events import PEG, EventRing, elapsed, ended
 
 _TMASK = const(0x3FFFFFFF)
 BEDS = const(9)
@@ -87,19 +87,13 @@ class PegGrid:
             i += 1
         # Holes that have held their new value for debounce_ms change.
         if pend and elapsed(t, self._first[side]) >= self._db:
-            m = pend
+            m = ended(t, since, off, pend, self._db, self._first, side)
+            stable ^= m
+            pend ^= m
             i = 0
-            most = -1
             while m:
                 if m & 1:
-                    e = elapsed(t, since[off + i])
-                    if e >= self._db:
-                        stable ^= 1 << i
-                        pend ^= 1 << i
-                        self.ring.push(PEG, off + i, (stable >> i) & 1, t)
-                    elif e > most:
-                        most = e
-                        self._first[side] = since[off + i]
+                    self.ring.push(PEG, off + i, (stable >> i) & 1, t)
                 m >>= 1
                 i += 1
         self._stable[side] = stable
