@@ -384,15 +384,15 @@ def peer(cfg, flash, trace, seconds, where):
     # own cost per read (less the table's moves, already out) is taken out too.
     pin = Pin(0)
     n = 2000
-    w0 = player.us
+    world = player.us  # the table's moves during the run
+    played = reads[0]
     t0 = time.ticks_us()
     for _ in range(n):
         pin.value()
-    shim = (time.ticks_diff(time.ticks_us(), t0) - (player.us - w0)) / n
-    world = player.us - (player.us - w0)
-    busy = _busy_us(wall, slept[0], world) - int(shim * (reads[0] - n))
+    shim = (time.ticks_diff(time.ticks_us(), t0) - (player.us - world)) / n
+    busy = _busy_us(wall, slept[0], world) - int(shim * played)
     print(json.dumps(cal.done({"world_us": world, "closes": closes, "names": list(lines.names),
-                               "when": when, "wall_us": wall, "reads": reads[0] - n,
+                               "when": when, "wall_us": wall, "reads": played,
                                "shim_us": shim, "busy_us": busy})))
 
 
