@@ -103,15 +103,16 @@ def esp32_board():
 
 
 # Modules a board loads only later, in play: the compact frames, the heap gauge, checkpoints, the
-# line recorder, injected input, the signer, the link's stepwise work (a journal stream) and
-# coded frames (a noisy line). MicroPython keeps every name a loaded module
-# brings (.mpy files: not those of a frozen image) in a table that grows by doubling, one block
-# at a time: on the unix port 14 KB in one piece when it passes some 1,250 names, which these
-# modules take it past. Loaded at boot and let go at once, they make the table grow now, while
-# the heap is in one piece, and not mid-game, when a fragmented heap may have no block that big
-# and the import (a reply, a signature) would fail.
+# line recorder, injected input, the signer, the link's stepwise work (a journal stream), coded
+# frames (a noisy line) and the link's answer when its heap has no block for its work
+# (linkshort: then of all times its import must not need a bigger table of names). MicroPython
+# keeps every name a loaded module brings (.mpy files: not those of a frozen image) in a table
+# that grows by doubling, one block at a time: on the unix port 14 KB in one piece when it
+# passes some 1,250 names, which these modules take it past. Loaded at boot and let go at once,
+# they make the table grow now, while the heap is in one piece, and not mid-game, when a
+# fragmented heap may have no block that big and the import (a reply, a signature) would fail.
 LATER = ("pack", "gauge", "spill", "record", "inject", "sign", "p256", "signwork", "linkwork",
-         "fec", "rules.refill", "service")
+         "fec", "rules.refill", "service", "linkshort")
 
 
 def intern_later():

@@ -13,9 +13,10 @@ def test_the_esp32_bench_prints_every_figure_beside_its_goal(capsys, monkeypatch
     bench_esp32.main(smoke=True)
     out = capsys.readouterr().out
     assert "the ESP32's time: this machine's unix-port figures x" in out
-    for section in ("idle ms", "Chalk ms/s", "step ms", "falls seen"):
+    for section in ("idle ms", "Chalk ms/s", "resync ms", "collect ms", "falls seen"):
         assert section in out
     assert "<= 2.5" in out and "<= Switch" in out and "<= 10" in out
     chalk = [ln for ln in out.splitlines() if ln.startswith("Chalk (goal")][0]
-    assert chalk.split()[-2:] == ["100.0%", "0.0%"]  # every fall, no wobble (FP-19, FP-21)
+    assert chalk.split()[-3:] == ["100.0%", "0.0%", "met"]  # every fall, no wobble (FP-19, 21)
+    assert "goals met" in out
     assert bench_esp32.esp32_factor() >= 1

@@ -255,6 +255,25 @@ def test_a_scorepad_switches_games_and_resumes_the_one_in_progress(tmp_path):
 
 # -- hardware --------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("parts", [1, 2, 3])
+def test_a_game_switched_while_the_screen_is_redrawn_part_by_part(tmp_path, parts):
+    # The screen is redrawn a part a pass (App._draw); a scorepad may switch games between two
+    # parts (the host's `new`): the redraw under way shows the game it began with, whole, and
+    # the next one the new game. Before, the old game's state met the new game's rows.
+    pad = Pad(tmp_path, players=["Ann", "Bob", "Cy", "Di"])
+    pad.app.dirty = True
+    for _ in range(parts):
+        assert pad.app._draw()  # a part of a redraw of texas-42's screen, not the last
+    pad.app.new_game(game="domino-bingo", players=["Ann", "Bob"])
+    while pad.app._draw():
+        pass
+    assert pad.screen()[1].startswith("Ann&Cy")  # texas-42's, whole
+    assert not pad.app.error
+    pad.wait(100)  # the next redraw: the new game's
+    assert pad.app.game_id == "domino-bingo" and "Ann&Cy" not in " ".join(pad.screen())
+    assert pad.screen() == pad.app.status()["screen"] and not pad.app.error
+
+
 def test_bom_agrees_with_the_scorepad_config():
     import csv
 

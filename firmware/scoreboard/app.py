@@ -11,7 +11,7 @@ import time
 from array import array
 
 from . import chain, games, sense
-from .display import Display, screen, short
+from .display import Display, compose, generic_rows, short
 from .journal import JournalError
 from .referee import referee_for
 from .rules import ConfigError, RuleError, rules_for
@@ -33,6 +33,7 @@ _NOT_ENDS = ("scan_ms", "peg_scan_ms", "watchdog_ms")  # timings that end no sen
 _WAIT_MS = const(50)  # ... while only a timer of the sensing layer runs
 _HEAP_LOW = const(8 * 1024)  # free heap below this, or a largest block below _BLOCK_LOW: low
 _BLOCK_LOW = const(2 * 1024)
+_NO_SERVICE = ("SERVICE VIEW", "no heap to show", "the lines now")
 
 
 class App:
@@ -142,7 +143,8 @@ class App:
         self.heap = [None, None]  # free heap, largest block (bytes) at the last check
         self.heap_low = False  # the last check found the heap near its end
         self._heap_due = None  # ticks when the heap is checked next
-        self._heap_fresh = False  # collected for that check, to be measured at the next pass
+        self._heap_fresh = False  # collected for that check, measured from the next pass on
+        self._heap_steps = None  # that measure, a probe a pass (heap_steps)
         self._long = 0  # buttons held past long_ms, acted on at release
         self.journal = journal or chain.ChainedJournal(board.storage.root)
         self.display = Display(board.display)
@@ -170,6 +172,7 @@ class App:
         self._t_boot = self.clock.ticks_ms()
         self._spill_failed = -1  # the game's length when a checkpoint could not be written
         self.dirty = True
+        self._drawing = None  # the screen's redraw under way (_redraw): a part a pass
 
     # -- boot and games ----------------------------------------------------------------------
     def boot(self):
@@ -211,7 +214,7 @@ class App:
             # and a new game starts, so play never stops at boot.
             self.new_game(abandoned=res.header is not None)
         self.referee.changed()
-        self.dirty = True
+        self.refresh()  # the first screen whole, within the boot's own long step
         return res
 
     def _unreadable(self, e):
@@ -407,12 +410,13 @@ class App:
             return None
         return rec, out, code
 
-    def take(self, made, pending):
+    def take(self, made, pending, line=None):
         """Journal, apply and publish an action: `made` its record(), `pending` what the rules'
-        prepare() gave for it against the state now. True if it was taken."""
+        prepare() gave for it against the state now; `line`: its journal line and chain link,
+        worked out beforehand (journal.make, a step of its own). True if it was taken."""
         rec, out, code = made
         try:
-            seq = self.journal.append(rec)
+            seq = self.journal.append(rec) if line is None else self.journal.append(rec, line)
         except (OSError, JournalError) as e:
             self.error = "journal: %s" % e
             self.emit("warn", {"warning": self.error})
@@ -613,7 +617,7 @@ class App:
         end is judged at its time whatever the look's); _REST_MS when nothing waits at all.
         Edges are noted meanwhile by their handlers (and end the sleep: wake.py)."""
         if not (self._sampling and self._s_r == self._s_w and not self.dirty
-                and not self._heap_fresh
+                and self._drawing is None and not self._heap_fresh
                 and (self.tilt is None or self.tilt._i_all == self.tilt._s_all)
                 and (self.pockets is None or self.pockets._r_r == self.pockets._r_w)):
             return 0
@@ -736,33 +740,45 @@ class App:
         ev = self._ev
         while self.ring.pop_into(ev):
             self.on_event(ev[0], ev[1], ev[2], ev[3])
-        if self.dirty or self.service:
-            self.refresh()  # the service view follows every line live
+        if self._drawing is not None or self.dirty or self.service:
+            self._draw()  # a part of the redraw (the service view follows every line live)
         elif self.game is not None and getattr(self.game._codes, "_ram", len(
                 self.game._codes._blocks) - 1) >= _RAM_BLOCKS:
             self._checkpoint(False)  # a checkpoint to flash: a step of its own, between scans
         else:
             t = self.clock.ticks_ms()
             if self._heap_due is None or self.clock.ticks_diff(t, self._heap_due) >= 0:
-                # The gauge, in two steps of their own: the heap collected, then (at the next
-                # pass, which comes at once: rest_ms) measured.
+                # The gauge, in steps of their own: the heap collected, then (from the next
+                # pass on, which comes at once: rest_ms) measured a probe a pass.
                 if not self._heap_fresh:
                     gc.collect()
                     self._heap_fresh = True
+                    self._heap_steps = self.heap_steps(collect=False)
                 else:
-                    self._heap_fresh = False
-                    self._heap_due = self.clock.ticks_add(t, _HEAP_CHECK_MS)
-                    self.check_heap(collect=False)
+                    try:
+                        next(self._heap_steps)  # type: ignore[arg-type]
+                    except StopIteration:
+                        self._heap_fresh = False
+                        self._heap_steps = None
+                        self._heap_due = self.clock.ticks_add(t, _HEAP_CHECK_MS)
 
     def check_heap(self, collect=True):
         """Measure the heap (gauge.py); near its end, say so on the screen and to the host, and
         keep fewer blocks of the game's codes in RAM (a checkpoint to flash, at once).
         `collect` False: the heap was collected just before (a step of its own)."""
+        for _ in self.heap_steps(collect):
+            pass
+
+    def heap_steps(self, collect=True):
+        """check_heap() a step at a time (a generator: the gauge's probes a step each)."""
         try:
             from . import gauge
 
             gauge.fresh[0] = not collect
-            free, block = gauge.measure()
+            out = [None, None]
+            for _ in gauge.measuring(out):
+                yield
+            free, block = out
         except MemoryError:
             # No room even to measure (the gauge's module, or its probe, found no block): that
             # is the answer. A gauge never stops the loop.
@@ -776,12 +792,18 @@ class App:
         low = free < _HEAP_LOW or block < _BLOCK_LOW
         if low and self.game is not None:
             codes = self.game._codes
-            if not hasattr(codes, "store") and len(codes._blocks) > 1:
-                self._checkpoint(True, force=True)
-                codes = self.game._codes
-            if hasattr(codes, "store") and codes.RAM_BLOCKS > 2:
-                codes.RAM_BLOCKS = 2
-                self._checkpoint(True)
+            try:
+                if not hasattr(codes, "store") and len(codes._blocks) > 1:
+                    self._checkpoint(True, force=True)
+                    codes = self.game._codes
+                if hasattr(codes, "store") and codes.RAM_BLOCKS > 2:
+                    codes.RAM_BLOCKS = 2
+                    self._checkpoint(True)
+            except MemoryError:
+                # No room even to start the checkpoint file now: the game keeps its blocks in
+                # RAM for the moment (tried again at the next check); said below, the loop
+                # plays on.
+                gc.collect()
         if low != self.heap_low:
             self.heap_low = low
             self.dirty = True
@@ -876,24 +898,87 @@ class App:
         return out + self.problems
 
     def refresh(self):
-        self.dirty = False
+        """The whole redraw now (tests, tools): the loop does it a part a pass (tick)."""
+        self._drawing = None
+        self.dirty = True
+        while self._draw():
+            pass
+
+    def _draw(self):
+        """One part of the screen's redraw, a new one started if none is under way: False once
+        it is on the screen. A part a pass of the loop, so that working out the rows (a game's,
+        its referee's warnings, the service view's every line) is never one long step on the
+        chip (docs/simulator.md). A redraw under way is finished before the next begins,
+        whatever changes meanwhile (the next shows that): a table that keeps changing still
+        sees its screen drawn."""
+        if self._drawing is None:
+            self.dirty = False
+            self._drawing = self._redraw()
+        try:
+            next(self._drawing)
+            return True
+        except StopIteration:
+            self._drawing = None
+            return False
+        except MemoryError:
+            # No room for this redraw's rows now (a heap in pieces): the screen keeps what it
+            # shows and the next pass tries again; the loop plays on.
+            self._drawing = None
+            self.dirty = True
+            return False
+        except Exception as e:
+            # A screen's code that fails (a bug) must not stop the board: it goes on scoring,
+            # and says why its screen is not redrawn.
+            self._drawing = None
+            msg = "screen: %s: %s" % (type(e).__name__, e)
+            if self.error != msg:
+                self.error = msg
+                self.emit("warn", {"warning": msg})
+            return False
+
+    def _redraw(self):
+        """The redraw's parts (a generator: each `yield` ends one)."""
         if self.service:
-            rows = self.service_rows()
-        elif self.referee.screen() is not None:
-            rows = [r[:16] for r in self.referee.screen()[:8]]  # e.g. the foul list
-        else:
-            view = self.game.view() if hasattr(self.game, "view") else None
-            status = self.referee.status() or self.last
-            rows = screen(self.screen_part, self.game.state(), view,
-                          (self.header or {}).get("players", ()), status, self.warnings())
-        self.display.show(rows)
+            for _ in self._service_parts():
+                yield
+            return
+        referee = self.referee
+        whole = referee.screen()  # e.g. the foul list, taking the whole screen for now
+        if whole is not None:
+            yield
+            self.display.show([r[:16] for r in whole[:8]])
+            return
+        # What the rows are made of, taken at the start: a scorepad may switch games before
+        # the last part (its state and its screen's rows must be the same game's).
+        game = self.game
+        part = self.screen_part
+        players = list((self.header or {}).get("players", ()))
+        state = game.state()
+        view = game.view() if hasattr(game, "view") else None
+        status = referee.status() or self.last
+        yield
+        warnings = self.warnings()  # (a peg board's: every bed compared)
+        yield
+        rows = getattr(part, "rows", generic_rows)(state, view, players)
+        yield
+        self.display.show(compose(rows, status, warnings))
+
+    def _service_parts(self):
+        """The service view's parts (service.py), loaded while it is shown."""
+        try:
+            from .service import parts
+        except MemoryError:  # (loaded when the view is on: the heap may have no room now)
+            self.display.show(list(_NO_SERVICE))
+            return
+        for _ in parts(self):
+            yield
 
     def service_rows(self):
         """Service view: every switch line's level and edge count (bring-up, bad switches)."""
         try:
             from .service import rows
         except MemoryError:  # (loaded when the view is on: the heap may have no room now)
-            return ["SERVICE VIEW", "no heap to show", "the lines now"]
+            return list(_NO_SERVICE)
         return rows(self)
 
     # -- what the host asks ------------------------------------------------------------------
@@ -932,28 +1017,48 @@ class App:
         return "%04d-%02d-%02dT%02d:%02d:%02dZ" % tm[:6]
 
     def status(self, spare=True):
+        out = {}
+        for _ in self.status_parts(out, spare):
+            pass
+        return out
+
+    def status_parts(self, out, spare=True):
+        """status() into `out` a part at a time (a generator: each `yield` ends a part), for a
+        reply made between scans (serve.py's `state`)."""
         j = self.journal
-        out = {"state": self.game.state(), "game": self.game_id, "game_no": j.game_no(),
-               "last_seq": j.last_seq(), "players": (self.header or {}).get("players", []),
-               "outcome": self.game.outcome(), "warnings": self.warnings(), "last": self.last,
-               "note": self.referee.status(), "screen": self.display.rows,
-               "mode": "service" if self.service else "scoring",
-               "record": self.recorder is not None, "mem_free": self.heap[0],
-               "mem_block": self.heap[1], "gap_ms": self.gap_ms, "step_ms": self.step_ms,
-               "lost": self._s_lost}
+        game = self.game
+        out["state"] = game.state()
+        out["game"] = self.game_id
+        out["game_no"] = j.game_no()
+        out["last_seq"] = j.last_seq()
+        out["players"] = (self.header or {}).get("players", [])
+        out["outcome"] = game.outcome()
+        yield
+        out["warnings"] = self.warnings()
+        yield
+        out["last"] = self.last
+        out["note"] = self.referee.status()
+        out["screen"] = self.display.rows
+        out["mode"] = "service" if self.service else "scoring"
+        out["record"] = self.recorder is not None
+        out["mem_free"] = self.heap[0]
+        out["mem_block"] = self.heap[1]
+        out["gap_ms"] = self.gap_ms
+        out["step_ms"] = self.step_ms
+        out["lost"] = self._s_lost
         # The latest action (as journaled), the state before it and, for an undo, the action
         # it took back (only then); the game's config. A reply that does not fit goes without
         # them (link.py _SPARE), and so does one the heap has no room for now (spare False).
         if not spare:
-            return out
+            return
+        yield
         rec = self._last_rec
         out["rec"] = rec
         if rec is not None:
-            out["before"] = self.game.export(self._last_s)
+            out["before"] = game.export(self._last_s)
             if self._last_undid is not None:
                 out["undid"] = self._last_rules.decode(self._last_undid)
-        out["config"] = self.game.config
-        return out
+        out["config"] = game.config
 
 
 class _Peaks:

@@ -189,6 +189,7 @@ class ChainedJournal(Journal):
     def __init__(self, root):
         Journal.__init__(self, root)
         self.chain = Chain()
+        self._made = None  # the record append() writes, worked out beforehand (make)
         self.last = None  # (game number, seq, link) of the newest finished game
         self.remembered = None
 
@@ -259,8 +260,41 @@ class ChainedJournal(Journal):
         self.chain.seq = seq
         return no, seq
 
+    def make(self, kind, payload):
+        """A record worked out now, written later by append(action, made) if nothing was
+        written meanwhile (a step of its own on a board): [seq, line, the link before, its
+        link]."""
+        seq = self._seq + 1
+        prev = self.chain.link
+        return [seq, Journal._line(self, kind, payload), prev,
+                self._link_of(prev, seq, kind, payload)]
+
+    def append(self, action, made=None):
+        """Journal.append, with `made` (make()) used if nothing was written since."""
+        if made is not None and (made[0] != self._seq + 1 or made[2] != self.chain.link):
+            made = None
+        self._made = made
+        try:
+            return Journal.append(self, action)
+        finally:
+            self._made = None
+
+    def _line(self, kind, payload):
+        made = self._made
+        return made[1] if made is not None else Journal._line(self, kind, payload)
+
+    def games(self):
+        """The numbers of the games kept, oldest first (without stats()' look at the files and
+        at the filesystem's free space: a walk of the flash on LittleFS)."""
+        t = self._t
+        return [t[b] for b in range(0, len(t), _W)]
+
     def _write(self, kind, payload):
-        link = self._link_of(self.chain.link, self._seq + 1, kind, payload)
+        made = self._made
+        if made is not None:
+            link = made[3]  # worked out beforehand (make), nothing written since
+        else:
+            link = self._link_of(self.chain.link, self._seq + 1, kind, payload)
         seq = Journal._write(self, kind, payload)
         self.chain.link = link
         self.chain.seq = seq

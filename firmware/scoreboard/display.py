@@ -40,7 +40,14 @@ def screen(screen_part, state, view=None, players=(), status=None, warnings=()):
     without one), then a status line and warnings at the foot (warnings win the space: a
     mismatch must be seen)."""
     rows = getattr(screen_part, "rows", generic_rows)(state, view, list(players))
-    foot = ["!" + w for w in warnings]
+    return compose(rows, status, warnings)
+
+
+def compose(rows, status=None, warnings=()):
+    """The game's `rows` with the status line and the warnings at the foot, cut to the
+    screen (8 rows of 16 columns): warnings win the space, a mismatch must be seen."""
+    # (Each new str is a look through the board's names: only what can show is made.)
+    foot = ["!" + w for w in warnings[:ROWS]]
     if status:
         # A status longer than a row (a scorepad's entry) takes two.
         if len(status) > COLS:
@@ -50,7 +57,7 @@ def screen(screen_part, state, view=None, players=(), status=None, warnings=()):
         else:
             foot.insert(0, status)
     rows = rows[: ROWS - len(foot)] + foot
-    return [r[:COLS] for r in rows[:ROWS]]
+    return [r if len(r) <= COLS else r[:COLS] for r in rows[:ROWS]]
 
 
 class Display:
@@ -62,29 +69,44 @@ class Display:
         self.rows = []
         # A display that can send one page at a time (the SSD1306) is redrawn a page per loop
         # pass by step(), so a redraw never keeps the loop from its scans; others at once.
+        # A text row is one page (8 pixels high): only the rows that changed are drawn again
+        # and only their pages sent.
         self._paged = getattr(hal_display, "show_page", None) is not None
-        self._todo = 0  # pages of the current redraw still to send
+        self._todo = 0  # pages of the current redraw still to send, a bit each
         self._page = 0
 
     def show(self, rows):
-        if rows == self.rows:
+        old = self.rows
+        if rows == old:
             return  # an unchanged screen costs no I2C traffic
         self.rows = rows
         fb = self.hal.fb
-        fb.fill(0)
-        for i, r in enumerate(rows):
-            fb.text(r, 0, i * 8, 1)
+        todo = 0
+        if len(old) != len(rows) or not self._paged:
+            fb.fill(0)
+            for i in range(len(rows)):
+                fb.text(rows[i], 0, i * 8, 1)
+            todo = (1 << self.hal.pages) - 1 if self._paged else 0
+        else:
+            for i in range(len(rows)):
+                if rows[i] != old[i]:
+                    fb.fill_rect(0, i * 8, self.hal.width, 8, 0)
+                    fb.text(rows[i], 0, i * 8, 1)
+                    todo |= 1 << i
         if self._paged:
-            self._todo = self.hal.pages
-            self._page = 0
+            self._todo |= todo & ((1 << self.hal.pages) - 1)
         else:
             self.hal.show()
 
     def step(self):
         """Send the next page of a redraw in progress (one per call); False when none is left."""
-        if not self._todo:
+        todo = self._todo
+        if not todo:
             return False
-        self.hal.show_page(self._page)
-        self._page += 1
-        self._todo -= 1
+        p = self._page
+        while not todo >> p & 1:
+            p = (p + 1) % self.hal.pages
+        self.hal.show_page(p)
+        self._todo = todo & ~(1 << p)
+        self._page = (p + 1) % self.hal.pages
         return True

@@ -19,11 +19,11 @@ NSYM_MIN = 2  # parity symbols per codeword (even: each pair corrects one symbol
 NSYM_MAX = 32
 SPAN_MIN = 16  # data bytes per codeword
 SPAN_MAX = 223  # + 32 parity = 255 symbols, the longest codeword of GF(2^8)
-# A step's size, each about 20-40 us of the unix port's Python here, 3-6 ms on the chip (under
+# A step's size, each about 10-20 us of the unix port's Python here, 2-3 ms on the chip (under
 # the 10 ms step budget: bench/bench_esp32.py): table ints a step of Code.build(), and the
 # bytes a step of Coder.step() takes, WORK over the remainder's chunks (the work per byte).
-_TABLE_STEP = 48
-WORK = 120
+_TABLE_STEP = 24
+WORK = 60
 HEX_STEP = 4  # codewords' parity written in hex a step (a long frame has dozens)
 
 
@@ -254,7 +254,17 @@ def parity(link, cid, args):
 def start(link, n, line):
     """A coded frame on the link's queue (scoreboard/link.py): its text goes on the wire at once,
     its tail once the parity is made (link.step(); without a budget, now)."""
-    link._coding = coder = Coder(link._code, n, line)
+    try:
+        coder = Coder(link._code, n, line)
+    except MemoryError:
+        # No block for the coded frame's text now (a heap in pieces): the frame goes plain and
+        # the code is given up, as for a parity the heap cannot finish (linkwork.shed), so the
+        # frame still reaches the host, and `hello` no longer names a code.
+        link._code = None
+        link._out.append(line)
+        link._out_size += len(line)
+        return
+    link._coding = coder
     link._out.append(coder.text)
     link._out_size += len(coder.text)
     link._stats["coded"] = link._stats.get("coded", 0) + 1

@@ -142,13 +142,15 @@ def _digits(b, lo, hi):
     return v
 
 
-def decode(line):
+def decode(line, whole=True):
     """Decode one line (bytes or str, line terminator optional).
 
     Returns (n, type, payload) for a valid frame of this protocol version; None for a line
     without the marker (REPL output, a partial line: not a frame); raises Corrupt for a line
     with the marker that is not a whole valid frame, and WrongVersion for an intact frame of
-    another version."""
+    another version. `whole` False: (n, type, None) once the envelope and the type hold, the
+    payload not read (no JSON made: a board too short of memory to read a command can still
+    answer it, scoreboard/link.py)."""
     if type(line) is str:
         line = line.encode()
     end = len(line)
@@ -187,11 +189,13 @@ def decode(line):
         raise Corrupt("no payload")
     try:
         typ = line[s2 + 1:s3].decode()
-        text = line[s3 + 1:body].decode()
+        text = line[s3 + 1:body].decode() if whole else ""
     except UnicodeError:
         raise Corrupt("not UTF-8")
     if not _type_ok(typ):
         raise Corrupt("malformed type")
+    if not whole:
+        return n, typ, None
     if typ in COMPACT:
         if not _text_ok(text):
             raise Corrupt("malformed %s text" % typ)

@@ -14,7 +14,9 @@
 # needs whole blocks, or reads and packs a record of a journal stream; pump() writes at most
 # the budget per call. The main loop calls them between scans, so sensing never pauses for a
 # resync, a big state reply or a burst of frames. Without a budget everything is done at once
-# (tests, tools).
+# (tests, tools). A step the heap has no whole block for (a heap in pieces) is tried again a few
+# times, then its command is answered that the board is short of memory (linkshort.py): never
+# silence, which would have the host ask the same thing for ever.
 #
 # On a noisy line the host asks for coded frames (`parity`): every frame then goes out with
 # Reed-Solomon parity after it (scoreboard/fec.py, docs/serial-protocol.md), which the host
@@ -49,6 +51,9 @@ _OUT_MAX = const(4096)  # characters of frames waiting for the wire (beyond: uns
 _HELD_MAX = const(32)  # frames the app sends during a journal stream, held until its ok
 _WAITING_MAX = const(4)  # commands that arrive during a journal stream, run after its ok
 _INBOX_MAX = const(8)  # lines gathered by feed() waiting for a step (beyond: dropped, resent)
+# Steps in a row that find no whole block of heap before the work at hand is given up and its
+# command answered that the board is short of memory (scoreboard/linkshort.py).
+_SHORT_TRIES = const(3)
 # Commands that need whole blocks of the heap: a collection first (in a step of its own).
 _COLLECT = ("new", "undo", "act", "journal", "state", "parity")
 
@@ -105,6 +110,7 @@ class Link:
         self._doing = None  # [id, cmd, args, generator]: a command done a step at a time
         self._code = None  # the fec.Code the host asked for; None: plain frames
         self._coding = None  # the fec.Coder of the coded frame whose parity is being made
+        self._fails = 0  # steps in a row that found no whole block of heap
         self._stats = {"frames_in": 0, "frames_out": 0, "corrupt": 0, "noise": 0,
                        "ignored": 0, "refused": 0, "repeats": 0, "version": 0, "dropped": 0}
 
@@ -156,6 +162,7 @@ class Link:
         self._ready = None
         self._doing = None
         self._coding = None
+        self._fails = 0
         self._out = []
         self._out_size = 0
         self._pos = 0
@@ -211,22 +218,41 @@ class Link:
             from .linkwork import shed, step
         except MemoryError:
             # No room to load the link's work now: tried again at the next step (commands wait
-            # in the inbox, or are sent again by the host), the board plays on.
-            self._stats["dropped"] += 1
-            gc.collect()
-            return "dropped"
+            # in the inbox), the board plays on.
+            return self._dropped(None)
         self._pumping = True
         try:
-            return step(self)
+            done = step(self)
+            self._fails = 0
+            return done
         except MemoryError:
             # No whole block for this step's work now (a heap in pieces): the step is dropped
-            # (a command is sent again by the host, a frame's gap resynced), the board plays on.
-            self._stats["dropped"] += 1
-            gc.collect()
-            shed(self)
-            return "dropped"
+            # and tried again at the next, after a collection; the board plays on.
+            return self._dropped(shed)
         finally:
             self._pumping = False
+
+    def _dropped(self, shed):
+        # A step the heap had no block for. A few in a row, and the work at hand is given up,
+        # its command answered that the board is short of memory (linkwork.shed; without the
+        # link's work, linkshort.starved): a heap in pieces can stay so, and a command must
+        # not go unanswered for good. A MemoryError never leaves a step.
+        self._stats["dropped"] += 1
+        self._fails += 1
+        gc.collect()
+        done = self._fails >= _SHORT_TRIES
+        if done:
+            self._fails = 0
+        try:
+            if shed is not None:
+                shed(self, done)
+            elif done:
+                from .linkshort import starved
+
+                starved(self)
+        except MemoryError:
+            self._stats["dropped"] += 1
+        return "dropped"
 
     def flush(self):
         """Make and write everything waiting now (the app stopping: its last beat)."""
@@ -419,7 +445,13 @@ class Link:
         return self._command(cid, cmd, args)
 
     def _command(self, cid, cmd, args, collected=False):
-        return self._kept(cid, cmd, args, self._run(cid, cmd, args, collected))
+        try:
+            reply = self._run(cid, cmd, args, collected)
+        except MemoryError as e:
+            # (The handler's own failures are answered in _run: this is the command's reading
+            # or its reply finding no block.) Kept like any reply: never carried out twice.
+            reply = self._failed(cid, e)
+        return self._kept(cid, cmd, args, reply)
 
     def _kept(self, cid, cmd, args, reply):
         """`reply`, kept as the last one if the command is one a resend must not repeat."""
@@ -483,7 +515,14 @@ class Link:
             return self._err(cid, "rule", str(e), {"rule": rule})
         if isinstance(e, MemoryError):
             # Not a bug of the command: the heap has no whole block for it now (a long game,
-            # a fragmented heap). The board plays on; the host may ask again later.
+            # a fragmented heap). The board plays on; the host may ask for less (linkshort.py
+            # adds the heap's figures; with no room even for that, these words alone).
+            try:
+                from .linkshort import short
+
+                return short(self, cid, e)
+            except MemoryError:
+                pass
             return self._err(cid, "refused", "the board is short of memory for that now: %s"
                              % e)
         return self._err(cid, "internal", "%s: %s" % (type(e).__name__, e))

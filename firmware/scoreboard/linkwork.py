@@ -12,7 +12,8 @@ import gc
 
 from . import canonjson, frames
 
-_DUMP_STEP = 10  # values a step of a frame being made (Dumper)
+_DUMP_STEP = 4  # values a step of a frame being made (Dumper): each a few new strs, and a
+# new str is a look through the board's table of names on the chip
 _SPARE = ("rec", "before", "undid", "config")  # result keys a reply may go without
 
 
@@ -134,7 +135,10 @@ def step(link):
             release(link)  # no stream after all (refused): what was held goes now
         return "command"
     if link._inbox:
-        link._line(link._inbox.pop(0))
+        # The line stays first in the inbox until it is read and its command run (or queued):
+        # a read the heap has no block for is tried again at the next step (Link.step).
+        link._line(link._inbox[0])
+        link._inbox.pop(0)
         return "command"  # a line decoded, and its command run (or queued)
     if link._stream is not None:
         if link._out_size - link._pos < link.budget:
@@ -169,14 +173,14 @@ def _doing(link):
     link._kept(cid, cmd, args, link._done_with(cid, cmd, args, result))
 
 
-def shed(link):
-    """What a step the heap had no block for was working on is given up (Link.step), so that
-    the same step does not fail again at every pass (a heap in pieces can stay so for good).
-    Coding the heap has no room for is given up: the frames go plain (`hello` says so; the
-    host asks again if it still wants parity), and a coded frame whose parity cannot be
-    finished ends as a line the host drops (its number spent: the host resyncs what it
-    carried, or sends its command again). Any other step's work was taken off its queue
-    before it ran (a command, a frame being made) or ends with an error reply."""
+def shed(link, done):
+    """What a step the heap had no block for worked on (Link.step, after a collection), so
+    that the same step does not fail at every pass for good (a heap in pieces can stay so).
+    Coding is given up at once: the frames go plain (`hello` says so; the host asks again if
+    it still wants parity), and a coded frame whose parity cannot be finished ends as a line
+    the host drops (its number spent). Any other step is tried again at the next pass until
+    `done` (a few in a row found no block): then the work at hand is given up with an answer
+    the host can act on (scoreboard/linkshort.py)."""
     if link._coding is not None:
         link._coding = None
         link._out.append("\n")
@@ -184,6 +188,10 @@ def shed(link):
         link._code = None
     elif link._code is not None and not link._code.ready():
         link._code = None
+    elif done:
+        from .linkshort import give_up
+
+        give_up(link, _unmade, end_stream, release)  # (linkshort does not import this module)
 
 
 def flush(link, steps=2000):
@@ -244,6 +252,12 @@ def _unmade(link, typ, payload, droppable, e):
             link._failed(payload["id"], e)
         else:
             link._err(payload["id"], "too_long", "the reply does not fit in a frame: %s" % e)
+        return
+    if typ in ("rec", "r") and link._stream is not None and type(e) is MemoryError:
+        # A frame of the stream the heap has no block for: the stream ends with the board
+        # short of memory (the host keeps the records before it, and asks for less), rather
+        # than going on without the records it carried, or failing so at every block.
+        end_stream(link, e)
         return
     if typ == "rec" and link._stream is not None and type(payload) is dict:
         # A journal record of the stream: the stream ends with the error (as without a

@@ -24,29 +24,37 @@ class Handler:
         self.app = app
         self.pending = []  # injected line changes: [due ticks, line name, v], in time order
         self._editing = False  # cmd_inject is changing `pending` (the sampling timer waits)
-        self._gauged = False  # the link measured the gauge for the `state` reply coming
+        self._gauge = None  # the gauge being measured for the `state` reply coming (gauge)
 
     def cmd_hello(self, args):
         return self.app.hello()
 
     def gauge(self):
         # Before a `state` reply, in a step of the link's own right after its collection (a
-        # link without a budget: in the command's own): the heap gauge measured afresh.
-        self.app.check_heap(collect=False)
-        self._gauged = True
+        # link without a budget: in the command's own): the heap gauge measured afresh, its
+        # first probe here, the rest in the command's steps (cmd_state).
+        self._gauge = self.app.heap_steps(collect=False)
+        for _ in self._gauge:
+            return
 
     def cmd_state(self, args):
         # The longest reply there is (state, screen, warnings): the link collects the heap
         # first (link._COLLECT), and measures the gauge (gauge() above), so that encoding the
-        # reply finds whole blocks on a heap that play has left in pieces.
-        if not self._gauged:
+        # reply finds whole blocks on a heap that play has left in pieces. In steps of the
+        # link's: the gauge's probes, then the status a part a step.
+        if self._gauge is None:
             self.gauge()
-        self._gauged = False
+        for _ in self._gauge:
+            yield
+        self._gauge = None
+        out = {}
         try:
-            return self.app.status()
+            for _ in self.app.status_parts(out):
+                yield
         except MemoryError:  # no whole block for the latest action's keys: the reply without
             gc.collect()
-            return self.app.status(spare=False)
+            out = self.app.status(spare=False)
+        return out
 
     def cmd_new(self, args):
         # (The link collected the heap first: whole blocks for the end, its signature's queue,
@@ -69,9 +77,9 @@ class Handler:
 
     def _submit(self, action):
         # (The link collected the heap first, as for state: whole blocks for the action, its
-        # record and its reply.) In three steps of the link's (one a pass, between scans, on a
-        # board: Link._run): the rules' check and the record made; the record journaled and
-        # applied; the reply.
+        # record and its reply.) In steps of the link's (one a pass, between scans, on a
+        # board: Link._run): the rules' check and the record made; its journal line and chain
+        # link; the record journaled and applied; the reply.
         app = self.app
         app.played = app.clock.ticks_ms()  # the signer waits for a quiet moment
         game = app.game
@@ -79,13 +87,21 @@ class Handler:
         made = app.record(action)
         done = game._gen
         yield
+        line = None
+        if made is not None and app.game is game and game._gen == done:
+            try:
+                line = app.journal.make("A", made[0])
+            except Exception:
+                line = None  # (take() says why, when it writes it)
+            yield
         if app.game is not game or game._gen != done:
-            # The table took an action of its own between the two steps (a sensor's): this
-            # one is checked again against the state that made.
+            # The table took an action of its own between the steps (a sensor's): this one is
+            # checked again against the state that made.
             game = app.game
             pending = game.prepare(action)
             made = app.record(action)
-        if made is None or not app.take(made, pending):
+            line = None
+        if made is None or not app.take(made, pending, line):
             raise Refused(app.error or "not accepted")
         yield
         return {"seq": app.journal.last_seq(), "state": game.state()}
@@ -129,9 +145,18 @@ class Handler:
         return {"ms": args["ms"]}
 
     def cmd_service(self, args):
-        self.app.service = args["on"]
-        self.app.dirty = True
-        return {"service": args["on"], "lines": self.app.lines_now(), "gauge": self.app.gauge()}
+        # In steps of the link's (a few lines each: a scorepad has 30 keys and more), the view
+        # switched at the first.
+        app = self.app
+        app.service = args["on"]
+        app.dirty = True
+        from .service import lines_parts
+
+        lines = {}
+        yield
+        for _ in lines_parts(app, lines):
+            yield
+        return {"service": args["on"], "lines": lines, "gauge": app.gauge()}
 
     def cmd_record(self, args):
         app = self.app
@@ -182,10 +207,10 @@ def journal_records(journal, after, game=None, game_id=None, want=0, limit=None)
     i for seq after + 1 + i; 0: all): only those seqs, none past the highest bit, so a block
     never carries a record the host did not ask for.
 
-    A step of work is one record: after each record packed into the block in hand it yields
-    None, so the link bounds the records it reads and packs in one pass of the main loop
-    whatever the block's size. (`game`, `game_id`: kept for callers; every game's rules are
-    made from its own header; without `game` every record goes as JSON, as protocol 1 sent.)"""
+    A step of work is a record read, or a record packed: after each it yields None, so the link
+    bounds the work of one pass of the main loop whatever the record or the block's size.
+    (`game`, `game_id`: kept for callers; every game's rules are made from its own header;
+    without `game` every record goes as JSON, as protocol 1 sent.)"""
     from . import pack  # loaded when a stream first needs it, not at boot
     from .rules import rules_for
 
@@ -219,8 +244,10 @@ def journal_records(journal, after, game=None, game_id=None, want=0, limit=None)
             if not bits & 1:
                 continue  # one the host has: the block in hand ends at the next add
         if kind == "A":
-            rec = dict(payload)
+            rec = payload  # (the journal's read made it: ours to change)
             rec["seq"] = seq  # the journal's number, whatever the payload carries
+            if rules is not None:
+                yield None  # the record read: its packing is a step of its own
             code = pack.pack_action(rules, rec) if rules is not None else None
             if code is not None:
                 if block is not None and block.game == rules_id and block.add(seq, rec["t"],

@@ -65,6 +65,7 @@ class Signer:
         self.kid = None
         self._queue = []
         self._gen = None  # the first job's work in progress
+        self._fin = None  # its result, kept at the next step
         self._done = []  # recent head signatures: (game_no, seq, link, sig hex), newest last
         self._enrol = None  # [challenge, reply or None]
         sk = _get(nvs, _SK, 32)
@@ -126,24 +127,46 @@ class Signer:
             self.step()
 
     def step(self):
+        """One step of the work in hand: the work's code loaded, a job started, a step of its
+        arithmetic, the heap collected once it is done, its result kept (each a step of its
+        own: on the chip a few ms at most)."""
         job = self._queue[0]
         work = None
+        value = None
         try:
-            work = self._work()  # (a board deployed from .py sources may lack the RAM to
-            # compile it: then said in a warning, the job dropped, tried again when asked)
-            if self._gen is None:
-                self._gen = work.start(self, job)
-            next(self._gen)
-            return
+            # (A board deployed from .py sources may lack the RAM to compile the work: then
+            # said in a warning, the job dropped, tried again when asked.)
+            import sys
+
+            work = sys.modules.get("scoreboard.signwork")
+            if work is None:
+                self._work()
+                return
+            if self._fin is not None:
+                value = self._fin
+                self._fin = None
+                work.finished(self, job, value)
+                value = None
+            else:
+                if self._gen is None:
+                    self._gen = work.start(self, job)
+                    return
+                next(self._gen)
+                return
         except StopIteration as e:
             value = e.value
         except Exception as e:  # never the main loop's end: the job is dropped and said
-            value = None
             self.app.emit("warn", {"warning": "signing (%s): %s" % (job[0], e)})
         self._gen = None
+        if value is not None:
+            import gc
+
+            # The arithmetic's garbage gone first, so that what is kept lands in one piece;
+            # the result kept at the next step.
+            gc.collect()
+            self._fin = value
+            return
         self._queue.pop(0)
-        if value is not None and work is not None:
-            work.finished(self, job, value)
         if not self._queue:
             self.unload()  # the signer leaves RAM until the next signature
 

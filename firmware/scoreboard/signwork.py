@@ -25,9 +25,9 @@ def make(signer):
     """A new key pair: the first boot, or an NVS that lost its key. Its public half is worked
     out by the main loop (the "pub" job); until then the board signs nothing."""
     d = p256.private(signer.app.board.random)
-    st = signer.app.journal.stats()
-    games = st["games"]
-    since = st["game_no"] or (games[len(games) - 1] + 1 if games else 1)
+    j = signer.app.journal
+    games = j.games()
+    since = j.game_no() or (games[len(games) - 1] + 1 if games else 1)
     nvs = signer.nvs
     _put(nvs, _PK, b"")  # an older public key is not this key's
     _put(nvs, _KID, b"")
@@ -43,9 +43,8 @@ def head(signer, game_no=None):
     progress, else the newest). Signed already: the signature; else {"pending": true},
     and a `sig` frame when it is ready."""
     j = signer.app.journal
-    st = j.stats()
-    now = st["game_no"]
-    games = st["games"]
+    now = j.game_no()
+    games = j.games()
     if game_no is None:
         if not games:
             raise ValueError("no game on the board yet")
@@ -145,10 +144,8 @@ def reply(signer, done):
 
 def finished(signer, job, value):
     """Keep a job's result: the public key in NVS, the enrolment reply, or a head's signature
-    (kept for repeats and sent in a `sig` frame)."""
-    import gc
-
-    gc.collect()  # the arithmetic's garbage gone first: what is kept lands in one piece
+    (kept for repeats and sent in a `sig` frame). (Signer.step collected the heap just before:
+    what is kept lands in one piece.)"""
     if job[0] == "pub":
         pk = value[0].to_bytes(32, "big") + value[1].to_bytes(32, "big")
         _put(signer.nvs, _PK, pk)

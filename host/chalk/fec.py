@@ -228,6 +228,11 @@ LEVELS = ((0.002, Code(8, 200)), (0.008, Code(12, 160)), (0.02, Code(16, 96)),
 OFF_S = 60.0  # seconds without a damaged byte before the host asks for plain frames again
 _WINDOW = 24000  # bytes the rate is judged over (halved beyond: recent bytes weigh most)
 _ASK_EVERY = 0.4  # seconds at least between two `parity` commands not yet answered
+# Seconds no code is asked for once the board turned one down for want of memory (its table, a
+# coded frame's parity: docs/serial-protocol.md), or was asked for plain frames to spare its
+# heap: then asked again, in case its heap has room by now (once a minute, never at every
+# request).
+HOLD_S = 60.0
 
 
 class Coding:
@@ -251,6 +256,7 @@ class Coding:
         self._last_error = None  # when a damaged byte was last seen
         self._frag = None  # the last line nothing could read (the first half of a cut one?)
         self._recent = []  # codes asked for or seen lately: a repair tries each
+        self._held = None  # no code asked for until then (a board short of memory for one)
         self.repaired = 0  # lines corrected
         self.symbols = 0  # bytes corrected in them
 
@@ -287,7 +293,10 @@ class Coding:
         return rate
 
     def want(self):
-        """The code to ask for now: None on a clean line (no damage seen, or none for OFF_S)."""
+        """The code to ask for now: None on a clean line (no damage seen, or none for OFF_S),
+        or while held (hold())."""
+        if self._held is not None and self._clock() < self._held:
+            return None
         if self._last_error is None or self._damaged < 2:
             return None
         if self._clock() - self._last_error > OFF_S:
@@ -332,7 +341,26 @@ class Coding:
             self.set_board(Code.parse(result.get("parity")))
         elif payload.get("code") in ("unknown", "unsupported", "args"):
             self.ok = False  # firmware before coded frames: plain frames it is
+        elif payload.get("code") == "refused":
+            self.hold()  # no room for the code's table: asked again in a while, not at once
         return True
+
+    def hold(self, seconds=HOLD_S):
+        """Ask for no code for `seconds`: a board short of memory for one (its table, or a
+        coded frame's parity) gets plain frames, asked for with the next request if it codes
+        now, and is asked for a code again only after that."""
+        self._held = self._clock() + seconds
+
+    def plain(self):
+        """An intact plain frame came. From a board that codes its frames (neither restarted
+        nor asked for plain ones), it means the board gave coding up, its heap having no block
+        for it (scoreboard/linkwork.py shed): it is taken as plain, and not asked for a code
+        again at once (it would give it up again: held)."""
+        if self.board is None:
+            return
+        if None not in self.asked.values():
+            self.hold()
+        self.board = None
 
     def set_board(self, code):
         if code is not None and self.board is None:

@@ -19,6 +19,12 @@ def _say(text):
     print(text, flush=True)
 
 
+class ShortOfMemory(ChalkError):
+    """The board kept refusing the journal for want of memory (or answered it no more while it
+    sent frames), though asked for less and less: this connection stops (docs/archive.md).
+    Every record archived is kept; a board restarted has its heap whole again."""
+
+
 class Follower:
     """Archive a board: connect, resync from the last seq held, then take live frames; after a
     lost connection, reconnect with backoff and resync. `once`: resync and return.
@@ -57,6 +63,12 @@ class Follower:
         self._want_ok = True  # the board takes journal's "want" (older firmware does not)
         self._block_ok = True  # ... and "block" (the size of its packed frames)
         self._block = _BLOCK_MAX
+        # The largest block the board has room for: lowered when it refuses a journal round for
+        # want of memory, whole again when it restarts (its heap whole again).
+        self._room = _BLOCK_MAX
+        self._short_said = False  # "short of memory" said, and no record came since
+        self._state_asked = (None, 0)  # (seq, times) its state was asked for at quiet moments
+        self._refused_said = None  # the optional request whose refusal was said last
         self._quiet_said = False  # "no reply ...; retrying" said, and not taken back yet
         self._coding = None  # (port, link.coding): the line's coding, across reconnections
         self._heard_damage = False  # the last connection heard the board, damaged
@@ -96,7 +108,16 @@ class Follower:
                     delay = self.backoff[0]
                 self._heard_damage = False
                 text = e.message + ("; " + e.hint if e.hint and "busy" in e.message else "")
-                if text != self._last_error:
+                if isinstance(e, ShortOfMemory):
+                    # The board's heap will not be whole again soon: asked again after the
+                    # longest pause, and said once until a record comes (the figures in the
+                    # line may differ each time).
+                    delay = self.backoff[1]
+                    if not self._short_said:
+                        self.say("%s; retrying" % text)
+                    self._short_said = True
+                    self._last_error = text
+                elif text != self._last_error:
                     self.say("%s; retrying" % text)
                     self._last_error = text
                 self._sleep(delay)
@@ -118,7 +139,7 @@ class Follower:
             self.counts["sessions"] += 1
             first = self.board_id is None
             self._board(info, port)
-            if self._last_error is not None or not first:
+            if (self._last_error is not None or not first) and not self._short_said:
                 self.say("connected to %s on %s again" % (self.device, port))
             self._last_error = None
             self._set_clock(link)
@@ -212,15 +233,20 @@ class Follower:
 
     def _optional(self, link, cmd):
         """A request whose answer only adds to the archive (a state snapshot): on a noisy line
-        a long reply may not get through whole; then it is done without ({})."""
+        a long reply may not get through whole; then it is done without ({}). Its refusal is
+        said once, until it is answered again."""
         try:
-            return link.request(cmd, timeout=min(self.reply, 1.0),
-                                retries=max(2, int(min(self.reply, 1.0) / _RESEND)))
+            got = link.request(cmd, timeout=min(self.reply, 1.0),
+                               retries=max(2, int(min(self.reply, 1.0) / _RESEND)))
         except NoReply:
             return {}
         except BoardError as e:  # (a board short of memory for a long reply, say)
-            self.say("the board did not give its %s: %s" % (cmd, e.message))
+            if self._refused_said != cmd:
+                self.say("the board did not give its %s: %s" % (cmd, e.message))
+            self._refused_said = cmd
             return {}
+        self._refused_said = None
+        return got
 
     def _sign(self, link, every=False):
         """Ask the board to sign its chain head as it is now, and the end of any finished game
@@ -422,29 +448,49 @@ class Follower:
         otherwise for everything after the last seq held; until a whole stream to the board's
         end has come. A round with no reply is asked again after a growing pause; several in a
         row end the connection (run() starts it again, without end; the records kept so far
-        stay kept). Returns the other frames met on the way."""
+        stay kept).
+
+        Never the same thing for ever: a round the board refuses for want of memory, or
+        _STALE_ROUNDS rounds in a row in which its frames come but no record, make the next
+        rounds ask for less (_less: smaller blocks, fewer records a round, plain frames); any
+        new record takes that back. After _LESS_MAX such steps without a record the connection
+        stops with one line saying what is wrong and what to do (ShortOfMemory). Returns the
+        other frames met on the way."""
         others = []
         silent = 0
         nonsense = 0
         pause = _RESEND
+        less = 0  # times asked for less since the last new record
+        stale = 0  # rounds since then (or since the last ask for less) with frames, no record
+        refusal = None  # the board's last refusal for want of memory (a BoardError)
         while not self._stopped():
             held = self._flush(touched)
             later = [s for s in self._buffer if s > held]
             args = {"after": held}
             wanted = []
+            window = None
             coded = _coded(link)
-            if later and self._want_ok and min(later) <= held + _WANT_BITS and not coded:
+            span = max(_SPAN_LEAST, _WANT_BITS >> less)  # records a round asks for, at most
+            if later and self._want_ok and min(later) <= held + _WANT_BITS and \
+                    (not coded or less):
                 # (a hole wider than a bitmap: the whole rest, judged by its count, instead)
-                top = min(max(later), held + _WANT_BITS)
+                top = min(max(later), held + span)
                 wanted = [s for s in range(held + 1, top)
                           if s not in self._buffer and s not in self._bad]
                 args["want"] = "%x" % sum(1 << (s - held - 1) for s in wanted)
+            elif less and self._want_ok:
+                # Asking for less: the next `span` records only, not the whole rest (the
+                # stream stops past the highest bit of `want`).
+                window = held + span
+                args["want"] = "%x" % ((1 << span) - 1)
             # On a line noisy enough for coded frames, commands stay short (each byte of one
             # is a chance to lose it: the host's commands are not coded) and the board
-            # streams the rest again instead: its frames get through.
-            if self._block_ok and not coded:
-                args["block"] = int(self._block)
+            # streams the rest again instead: its frames get through. A board short of
+            # memory is asked for smaller blocks all the same.
+            if self._block_ok and (not coded or less or self._room < _BLOCK_MAX):
+                args["block"] = int(min(self._block, self._room))
             result = None
+            refused = None
             until = _all_here(wanted, self._buffer) if wanted else None
             frames_before = link.stats()["frames"]
             try:
@@ -455,13 +501,16 @@ class Follower:
                 else:
                     result = self._ask(link, "journal", args, progress=("rec",))
             except BoardError as e:
-                if e.reason == "args" and "block" in args and "block" in e.message:
+                if _short(e):
+                    refused = e  # the records that came before it are taken below
+                elif e.reason == "args" and "block" in args and "block" in e.message:
                     self._block_ok = False  # older firmware: its own block size
                     continue
-                if e.reason != "args" or "want" not in args:
+                elif e.reason != "args" or "want" not in args:
                     raise
-                self._want_ok = False  # older firmware: the whole rest, every round
-                continue
+                else:
+                    self._want_ok = False  # older firmware: the whole rest, every round
+                    continue
             except NoReply as e:
                 if link.stats()["frames"] == frames_before:
                     silent += 1  # not a frame: the board may be gone
@@ -472,6 +521,7 @@ class Follower:
                     silent = 0
             bad_here = 0
             arrived = 0
+            new = 0
             for f in _drain(link):
                 if f.type != "rec":
                     others.append(f)
@@ -482,10 +532,36 @@ class Follower:
                 if why is not None:
                     self._unreadable(f, why)
                     bad_here += 1  # it came: the stream's count holds it
-                elif seq > held:
-                    self._buffer.setdefault(seq, f.payload)
-            if link.stats()["frames"] != frames_before:
+                elif seq > held and seq not in self._buffer:
+                    self._buffer[seq] = f.payload
+                    new += 1
+            heard = link.stats()["frames"] != frames_before
+            if heard:
                 self._heard(link)
+            if refused is not None:
+                # The board had no room for the block asked (records or not before it): never
+                # more than half of it again, until it restarts.
+                self._room = max(_BLOCK_MIN, min(self._room, args.get("block", _BLOCK_MAX) // 2))
+                self._block = min(self._block, self._room)
+            if new:
+                less = stale = 0  # it goes on: as much is asked for again
+                refusal = None
+                self._short_said = False
+            elif refused is not None or heard:
+                # No record: refused for want of memory, or frames but no answer (or one
+                # whose records did not come). Asked for less, then given up.
+                stale += 1
+                if refused is not None or stale >= _STALE_ROUNDS:
+                    stale = 0
+                    less += 1
+                    if refused is not None and (refusal is None or _heap(refused)):
+                        refusal = refused  # (the latest that tells the heap's figures)
+                    if less > _LESS_MAX:
+                        raise self._short_of_memory(link, refusal, less - 1)
+                    self._less(link, less, refused)
+            if refused is not None:
+                pause = _RESEND
+                continue  # (the board answered: asked again at once, for less)
             self._adapt(link, arrived, result, wanted)
             if result is None:
                 if wanted and any(s in self._buffer for s in wanted):
@@ -524,28 +600,64 @@ class Follower:
             # (rotated out, or lost to damage), stored as a gap.
             before = self.archive.last_seq(self.board_id)
             now = self._flush(touched, gone_until=last)
+            if window is not None and last >= window:
+                continue  # a window of the journal, whole: the next one
             if not [s for s in self._buffer if s > last]:
                 return others
             if now == before and not [s for s in self._buffer if now < s <= last + 1]:
                 return others  # nothing here follows on: what came is ahead of the board's end
         return others
 
+    def _less(self, link, less, refused):
+        """The next rounds ask the board for less (`less`: how many times since the last new
+        record): smaller blocks (half the one it refused for want of memory: _catch_up; else
+        half the last), fewer records a round (_catch_up's span), and from the second time
+        after a refusal, or the fourth without one, plain frames instead of coded ones (a
+        code's table and each coded frame's parity take the board's heap; a code is asked for
+        again after fec.HOLD_S)."""
+        if refused is None:
+            self._block = max(_BLOCK_MIN, self._block / 2)
+        if _coded(link) and (less >= 4 or (refused is not None and less >= 2)):
+            link.coding.hold()  # the board is asked for plain frames with the next request
+
+    def _short_of_memory(self, link, refusal, times):
+        """The one line that ends a connection to a board the journal gets nowhere with."""
+        held = self.archive.last_seq(self.board_id)
+        if refusal is not None:
+            heap = _heap(refusal)
+            figures = []
+            if "block" in heap:
+                figures.append("largest block %d KB" % (heap["block"] // 1024))
+            if "free" in heap:
+                figures.append("%d KB free" % (heap["free"] // 1024))
+            what = "is short of memory for its journal%s" % (
+                " (%s)" % ", ".join(figures) if figures else "")
+        else:
+            what = "sends frames but no longer answers its journal (short of memory?)"
+        return ShortOfMemory(
+            "the board %s on %s %s: no record came though asked for less %d times; restart "
+            "the board (power cycle it) to archive the rest" % (self.device, link.port, what,
+                                                               times),
+            "every record up to seq %d is archived and kept; the archive goes on from there "
+            "once the board has room" % held)
+
     def _adapt(self, link, arrived, result, wanted):
         """The block size of the next round (as serial file transfers adapt theirs, ZMODEM and
         Kermit): halved when frames of this one were lost, half as large again when it came
         whole. A lost frame of a smaller block loses fewer records, and a small frame gets
-        through a noisy line more often; a clean line gets large blocks back within rounds."""
+        through a noisy line more often; a clean line gets large blocks back within rounds,
+        up to what the board has room for (self._room)."""
         sent = result.get("records") if isinstance(result, dict) else None
         if not _small(sent):
             sent = len(wanted) if wanted and result is None and arrived else None
         if not sent:
             return
         if _coded(link):
-            self._block = _BLOCK_MAX  # coded frames: a lost one is rare, and not for its size
+            self._block = self._room  # coded frames: a lost one is rare, and not for its size
         elif arrived < sent:
             self._block = max(_BLOCK_MIN, self._block / 2)
         else:
-            self._block = min(_BLOCK_MAX, self._block * 1.5)
+            self._block = min(self._room, self._block * 1.5)
 
     def _took(self, res, touched):
         self._count(res)
@@ -646,8 +758,13 @@ class Follower:
                     self._check_journal(info, held, link.port)
                     last = info.get("last_seq")
                     need = _small(last) and last > held
-                    if not need and held and not self.archive.has_state(self.board_id, held):
-                        # The state frame of the last action was lost on the wire: ask.
+                    asked = self._state_asked[1] if self._state_asked[0] == held else 0
+                    if not need and held and not self.archive.has_state(self.board_id, held) \
+                            and asked < _STATE_ASKS:
+                        # The state frame of the last action was lost on the wire: ask (a few
+                        # times for one seq: a board short of memory for the reply, or a line
+                        # too noisy for it, is not asked at every quiet moment for ever).
+                        self._state_asked = (held, asked + 1)
                         now = self._optional(link, "state")
                         if now.get("last_seq") == held and type(now.get("state")) is dict:
                             self.archive.add_states(self.board_id,
@@ -699,6 +816,7 @@ class Follower:
             # Its last_seq is the journal at that boot, which may be older than records already
             # held (a boot frame still queued behind our hello): check the journal as it is now.
             self.say("the board restarted (journal at seq %s)" % f.payload.get("last_seq"))
+            self._room = _BLOCK_MAX  # its heap whole again
             self._check_journal(link.hello(self.reply, self._retries()),
                                 self.archive.last_seq(self.board_id), link.port)
             return True
@@ -718,6 +836,10 @@ _SIGN_WAIT = 15.0  # seconds a pending signature is waited for before it is aske
 _HEAD_EVERY = 1.0  # seconds at least between two signatures asked for a game in progress
 _STOP_WAIT = 3.0  # seconds a stopping archiver waits for the signatures on their way
 _WANT_BITS = 256  # the most records one journal round may ask for by seq
+_SPAN_LEAST = 8  # the fewest records a round asks a board short of memory for
+_STALE_ROUNDS = 5  # rounds with frames from the board but no record before asking for less
+_LESS_MAX = 6  # times asked for less, no record coming, before the connection stops
+_STATE_ASKS = 3  # times the state of the last record is asked for at quiet moments
 _WANT_ROUND = 0.45  # seconds of a round asking for missing records (sent 3 times in it)
 
 
@@ -730,6 +852,19 @@ def _all_here(wanted, buffer):
         here = {f.payload.get("seq") for f in queue if f.type == "rec"}
         return all(s in here or s in buffer for s in wanted)
     return until
+
+
+def _short(e):
+    """True for a board's refusal for want of memory (`heap` beside it; firmware before it, or
+    a board with no room even for that, says so in words only)."""
+    return e.reason == "refused" and (isinstance(e.payload.get("heap"), dict)
+                                      or "short of memory" in e.message)
+
+
+def _heap(e):
+    """The heap's figures a refusal for want of memory tells ({} if none)."""
+    heap = e.payload.get("heap")
+    return {k: v for k, v in heap.items() if _small(v)} if isinstance(heap, dict) else {}
 
 
 def _coded(link):

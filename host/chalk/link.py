@@ -285,6 +285,10 @@ class BoardLink:
             f = e
         if f is not None and not isinstance(f, frames.Corrupt):
             c.note(len(line) + 1, 0, True)
+            if f[0] == self._expect and f[1] in EMIT_TYPES + ("ok", "err", "r"):
+                # A board that coded its frames and sends this one plain (the next by its
+                # number: no restart between, not an echo of a command) gave coding up.
+                c.plain()
             return self._take_frame(line, f)
         # Damaged, or not a frame at all: a coded frame the line damaged is corrected here.
         fixed = c.repair(line)
@@ -486,8 +490,11 @@ class BoardLink:
             "unsupported": "the board's firmware is older than this chalk: `chalk deploy`",
             "internal": "a firmware bug: please report it with this message",
         }
-        return BoardError("the board refused %s: %s" % (cmd, message), hints.get(code), code,
-                          payload)
+        hint = hints.get(code)
+        if code == "refused" and isinstance(payload.get("heap"), dict):
+            hint = ("the board is short of memory (its heap in pieces after a long game): ask "
+                    "again in a moment, or restart it (power cycle) if it goes on")
+        return BoardError("the board refused %s: %s" % (cmd, message), hint, code, payload)
 
     def hello(self, timeout=5.0, retries=2):
         """Ask the board who it is; checks its protocol version. Returns the hello result.

@@ -20,7 +20,7 @@ def mem():
 # main.py's LATER: the modules a board loads only in play, whose names it interns at boot
 # (tests/test_long_games.py checks the two lists are one).
 LATER = ("pack", "gauge", "spill", "record", "inject", "sign", "p256", "signwork", "linkwork",
-         "fec", "rules.refill", "service")
+         "fec", "rules.refill", "service", "linkshort")
 
 
 def intern_later():
@@ -87,6 +87,12 @@ def main(cfg, flash, undos):
         last = link._last
         if reply is None and last is not None and last[0] == cid:
             reply = (last[3], last[4])  # a command done in steps (undo): its reply came later
+        if reply is None and cmd != "journal":
+            from scoreboard import frames
+
+            f = frames.decode(sent[3])  # a command done in steps (state): its reply, written last
+            if f is not None and f[1] in ("ok", "err") and f[2].get("id") == cid:
+                reply = (f[1], f[2])
         return reply, steps
 
     for k in range(undos):

@@ -191,6 +191,8 @@ class PinTable(BaseReferee):
 
     def screen(self):
         """The foul list while it is open (8 rows of 16), else None (the score)."""
+        if self.fouls.cursor < 0:
+            return None  # closed: nothing worked out (the screen asks at every redraw)
         st = self.app.game.state()
         who = " P%d" % (st["next"] + 1) if st["next"] is not None else ""
         self._offer()

@@ -117,6 +117,8 @@ class Referee(BaseReferee):
 
     def screen(self):
         """The foul list while it is open (8 rows of 16), else None (the score)."""
+        if self.fouls.cursor < 0:
+            return None  # closed: nothing worked out (the screen asks at every redraw)
         st = self.app.game.state()
         who = " " + "AB"[st["next"]] if st["next"] is not None else ""
         return self.fouls.screen(who, self.app.warnings())

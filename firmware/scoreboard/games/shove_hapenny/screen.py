@@ -9,8 +9,9 @@ def rows(state, view, players):
     beds = state["beds"]
     rows = [
         "%-5s%2d  %-5s%2d" % (a[:5], sum(beds[0]), b[:5], sum(beds[1])),
-        "A " + "".join(str(n) for n in beds[0]),
-        "B " + "".join(str(n) for n in beds[1]),
+        # (one str a row: each new str is a look through the board's names, on the chip)
+        "A %d%d%d%d%d%d%d%d%d" % tuple(beds[0]),
+        "B %d%d%d%d%d%d%d%d%d" % tuple(beds[1]),
     ]
     if state["winner"] is not None:
         rows.append("WINNER " + (a, b)[state["winner"]])
