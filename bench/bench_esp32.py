@@ -102,13 +102,21 @@ def _board_cfg(tmp, board, game):
 
 def step_ms(row, collection_us=0.0):
     """(ms on the chip, what) of a step: `row` is [its Python in chip us, what it was, its
-    files' time here in us, the collections it made]; each collection counts as one of the
-    board's own heap (`collection_us`, on the chip: board_collection), its files' reads and
-    writes as they take here (the flash's own time on the chip)."""
+    files' time here in us, the collections it made, its walks of the heap's table in chip us];
+    each collection counts as one of the board's own heap (`collection_us`, on the chip:
+    board_collection), its files' reads and writes as they take here (the flash's own time on
+    the chip)."""
     if not row:
         return 0.0, "-"
-    py, what, io, ncol = row
-    return (py + ncol * collection_us) / 1000 + io / 1000, what
+    py, what, io, ncol, walk = row
+    return (py + walk + ncol * collection_us) / 1000 + io / 1000, what
+
+
+# Counting the free heap (gc.mem_free) walks the heap's table, a call into C whose time goes with
+# the heap's blocks: the steps' run's heap (64-bit blocks of 32 bytes, the ROMFS image and the
+# bench's code in it) against the largest an ESP32 without PSRAM gives (160 KB in 16-byte
+# blocks: cautious, the 96 KB of the figures in docs/simulator.md would halve it).
+BOARD_HEAP_BLOCKS = 160 * 1024 // 16
 
 
 def board_collection(tmp, cfg, flash):
@@ -155,7 +163,9 @@ def _steps(tmp, board, game, n):
             "mp_esp32.steps(%r, %r, None)" % (str(rom), str(ROOT / "bench"), str(path),
                                                str(flash)))
     # The image is read into this port's heap (a board maps it from flash): room for it added.
-    heap = "%dk" % (int(STEPS_HEAP_KB.rstrip("k")) + rom.stat().st_size // 1024 + 1)
+    heap_kb = int(STEPS_HEAP_KB.rstrip("k")) + rom.stat().st_size // 1024 + 1
+    heap = "%dk" % heap_kb
+    walk_scale = min(1.0, BOARD_HEAP_BLOCKS / (heap_kb * 1024 / 32))
     # On a heap near the simulated board's, where its collections are timed too (scaled below:
     # longer than on the board's own heap, which only makes the figure cautious).
     # Three runs, compared step by step: each step (the n-th of its kind in its phase) at its
@@ -172,10 +182,11 @@ def _steps(tmp, board, game, n):
         for line in lines[:-1]:
             if not line.startswith("S\t"):
                 continue
-            _, phase, what, n, py, _gc, io, ncol = line.split("\t")
+            _, phase, what, n, py, _gc, io, ncol, walk = line.split("\t")
             key = (phase, what, int(n))
             seen.add(key)
-            row = [int(py) * rf, what, int(io), int(ncol)]  # Python in chip us
+            # Python and the walks in chip us
+            row = [int(py) * rf, what, int(io), int(ncol), int(walk) * rf * walk_scale]
             # (compared by the Python and the files: the collections are counted, the same in
             # every run of the same step)
             if k == 0 or (key in best and step_ms(row)[0] < step_ms(best[key])[0]):
@@ -195,6 +206,7 @@ def _steps(tmp, board, game, n):
     # bench's code, its simulated host and the ROMFS image (read into the heap on this port,
     # walked whole by the collector; in flash on the chip).
     r["collection_us"] = board_collection(tmp, path, flash)
+    r["each"] = best  # every step noted, at its shortest of the runs
     r["steps"] = {}
     for (phase, _, _), row in best.items():
         if phase not in r["steps"] or step_ms(row, r["collection_us"])[0] > step_ms(

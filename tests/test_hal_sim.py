@@ -380,6 +380,37 @@ def test_a_redraw_goes_out_a_page_per_loop_pass_with_the_same_bytes():
     assert not screen.step()
 
 
+def test_a_redraw_sends_only_the_pages_of_the_rows_that_changed():
+    # A text row is one 8-pixel page of the SSD1306: a redraw draws again, and sends, only the
+    # rows that changed; the pixels are those of the whole screen drawn afresh.
+    from scoreboard.display import Display as Screen
+
+    whole, paged = RecordingI2C(), RecordingI2C()
+    a, b = SSD1306(whole), SSD1306(paged)
+    screen = Screen(b)
+    rows = ["A    12  B     3", "A 300100000", "B 000000000", "next B", "turns 9"]
+    screen.show(rows)
+    while screen.step():
+        pass
+    paged.writes.clear()
+    rows2 = list(rows)
+    rows2[1] = "A 310100000"
+    rows2[4] = "turns 10"
+    screen.show(rows2)
+    sent = []
+    while screen.step():
+        sent.append(paged.writes[-2][1][5])  # the page of the window just sent
+    assert sent == [1, 4]
+    for i, r in enumerate(rows2):
+        a.fb.text(r, 0, i * 8)
+    assert bytes(b.buf) == bytes(a.buf)
+    screen.show(["just one row"])  # fewer rows: the screen is cleared, every page sent
+    n = 0
+    while screen.step():
+        n += 1
+    assert n == 8
+
+
 # -- clocks and storage ---------------------------------------------------------------------------
 
 def test_ticks_arithmetic_wraps_like_micropython():

@@ -124,8 +124,6 @@ def test_a_game_played_and_the_hosts_commands_intern_no_name_after_boot(tmp_path
         _random_changes(game)
     with open(tmp_path / "changes.jsonl", "w") as f:
         f.write("".join(json.dumps(c) + "\n" for c in changes))
-    later = re.search(r"^LATER = \(([^)]*)\)", (ROOT / "firmware" / "main.py").read_text(), re.M)
-    later = ",".join(re.findall(r'"(\w+)"', later.group(1)))
     flash = tmp_path / "flash"
     install(flash, board_config(game))  # the board's .mpy files, as a live simulated board runs
     # Twice on one flash: a first boot, and a boot into the game it left (a power cut), whose
@@ -134,7 +132,7 @@ def test_a_game_played_and_the_hosts_commands_intern_no_name_after_boot(tmp_path
         out = subprocess.run(
             [micropython(), "-X", "heapsize=" + SIM_HEAP,
              str(ROOT / "tests" / "mp" / "play_names.py"), "board.json", ".",
-             str(tmp_path / "changes.jsonl"), later],
+             str(tmp_path / "changes.jsonl")],
             capture_output=True, text=True, timeout=300, cwd=str(flash),
             env=dict(os.environ, MICROPYPATH=os.pathsep.join([str(flash / "lib"), str(flash)])))
         assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]

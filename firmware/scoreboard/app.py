@@ -28,6 +28,7 @@ _KEY_FAULT_BASE = 128  # FAULT ids of keypad keys: 128 + key
 _SAMPLES = const(32)  # changes the sampling timer notes before the loop runs the sensing layer
 _RAM_BLOCKS = const(3)  # blocks of a game's codes kept in RAM (spill.SpilledCodes.RAM_BLOCKS)
 _HEAP_CHECK_MS = const(30000)  # the heap is measured this often, between two scans
+_HEAP_FIRST_MS = const(1000)  # ... and first this long after the app is made
 _REST_MS = const(1000)  # the loop's look at a table at rest (App.rest_ms; serve caps it)
 _NOT_ENDS = ("scan_ms", "peg_scan_ms", "watchdog_ms")  # timings that end no sensing timer
 _WAIT_MS = const(50)  # ... while only a timer of the sensing layer runs
@@ -142,7 +143,9 @@ class App:
         self._scan_t = None
         self.heap = [None, None]  # free heap, largest block (bytes) at the last check
         self.heap_low = False  # the last check found the heap near its end
-        self._heap_due = None  # ticks when the heap is checked next
+        # Ticks when the heap is checked next: the first a moment after the loop starts, not in
+        # its first pass (a collection, with whatever the boot left the sensing layer to do).
+        self._heap_due = self.clock.ticks_add(self.clock.ticks_ms(), _HEAP_FIRST_MS)
         self._heap_fresh = False  # collected for that check, measured from the next pass on
         self._heap_steps = None  # that measure, a probe a pass (heap_steps)
         self._long = 0  # buttons held past long_ms, acted on at release
@@ -747,7 +750,7 @@ class App:
             self._checkpoint(False)  # a checkpoint to flash: a step of its own, between scans
         else:
             t = self.clock.ticks_ms()
-            if self._heap_due is None or self.clock.ticks_diff(t, self._heap_due) >= 0:
+            if self.clock.ticks_diff(t, self._heap_due) >= 0:
                 # The gauge, in steps of their own: the heap collected, then (from the next
                 # pass on, which comes at once: rest_ms) measured a probe a pass.
                 if not self._heap_fresh:
@@ -1027,6 +1030,13 @@ class App:
         reply made between scans (serve.py's `state`)."""
         j = self.journal
         game = self.game
+        # The latest action and the state before it taken with the state: an action the table
+        # takes between two parts shows in the next reply, not in half of this one.
+        rec = self._last_rec
+        before = self._last_s
+        undid = self._last_undid
+        rules = self._last_rules
+        out["last"] = self.last
         out["state"] = game.state()
         out["game"] = self.game_id
         out["game_no"] = j.game_no()
@@ -1036,7 +1046,6 @@ class App:
         yield
         out["warnings"] = self.warnings()
         yield
-        out["last"] = self.last
         out["note"] = self.referee.status()
         out["screen"] = self.display.rows
         out["mode"] = "service" if self.service else "scoring"
@@ -1052,12 +1061,11 @@ class App:
         if not spare:
             return
         yield
-        rec = self._last_rec
         out["rec"] = rec
         if rec is not None:
-            out["before"] = game.export(self._last_s)
-            if self._last_undid is not None:
-                out["undid"] = self._last_rules.decode(self._last_undid)
+            out["before"] = game.export(before)
+            if undid is not None:
+                out["undid"] = rules.decode(undid)
         out["config"] = game.config
 
 

@@ -59,7 +59,10 @@ def signer(app):
     """The board's signer (sign.Signer), loaded when first needed, or None on a board with
     nowhere to keep a key (or, deployed from .py sources, no RAM to compile it)."""
     if app.signer is None and app.board.nvs is not None:
-        gc.collect()  # loaded into a collected heap (see sign.Signer._work)
+        import sys
+
+        if "scoreboard.sign" not in sys.modules:
+            gc.collect()  # loaded into a collected heap (see sign.Signer._work)
         try:
             from .sign import Signer
 

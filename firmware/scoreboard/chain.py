@@ -262,12 +262,13 @@ class ChainedJournal(Journal):
 
     def make(self, kind, payload):
         """A record worked out now, written later by append(action, made) if nothing was
-        written meanwhile (a step of its own on a board): [seq, line, the link before, its
-        link]."""
+        written meanwhile (a generator: its chain link and its line, a step each on a board;
+        its value [seq, line, the link before, its link])."""
         seq = self._seq + 1
         prev = self.chain.link
-        return [seq, Journal._line(self, kind, payload), prev,
-                self._link_of(prev, seq, kind, payload)]
+        link = self._link_of(prev, seq, kind, payload)
+        yield
+        return [seq, Journal._line(self, kind, payload), prev, link]
 
     def append(self, action, made=None):
         """Journal.append, with `made` (make()) used if nothing was written since."""

@@ -24,7 +24,7 @@ SPAN_MAX = 223  # + 32 parity = 255 symbols, the longest codeword of GF(2^8)
 # bytes a step of Coder.step() takes, WORK over the remainder's chunks (the work per byte).
 _TABLE_STEP = 24
 WORK = 60
-HEX_STEP = 4  # codewords' parity written in hex a step (a long frame has dozens)
+HEX_STEP = 2  # codewords' parity written in hex a step (a long frame has dozens)
 
 
 def mul(a, b):

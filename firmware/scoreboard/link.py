@@ -105,7 +105,7 @@ class Link:
         self._waiting = []  # (id, cmd, args) that arrived during a stream
         self._pumping = False
         self._inbox = []  # lines feed() gathered, waiting for a step (with a budget)
-        self._jobs = []  # frames being made a slice a step: [type, payload, droppable, Dumper]
+        self._jobs = []  # frames being made a slice a step: [type, payload, droppable, work]
         self._ready = None  # (id, cmd, args) to run once the heap is collected (with a budget)
         self._doing = None  # [id, cmd, args, generator]: a command done a step at a time
         self._code = None  # the fec.Code the host asked for; None: plain frames

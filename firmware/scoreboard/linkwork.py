@@ -12,7 +12,7 @@ import gc
 
 from . import canonjson, frames
 
-_DUMP_STEP = 4  # values a step of a frame being made (Dumper): each a few new strs, and a
+_DUMP_STEP = 2  # values a step of a frame being made (Dumper): each a few new strs, and a
 # new str is a look through the board's table of names on the chip
 _SPARE = ("rec", "before", "undid", "config")  # result keys a reply may go without
 
@@ -212,19 +212,39 @@ def _job(link):
     job = link._jobs[0]
     typ, payload = job[0], job[1]
     try:
+        if typ == "a" and type(payload) is dict:
+            # An action's compact text (its state's values), then its line: two steps.
+            from .pack import action_text
+
+            job[1] = action_text(payload)
+            job[3] = payload  # (kept for its record, should the text not make a frame)
+            return
+        if typ == "r" and job[3] is None and type(payload) is not str:
+            # A block's text (its records in base64), then its line: two steps.
+            from .pack import block_text
+
+            job[3] = block_text(payload)
+            return
         if job[3] is None and type(payload) is dict and typ not in frames.COMPACT:
             job[3] = Dumper(payload)
             return
-        if job[3] is not None and not job[3].done():
+        if type(job[3]) is Dumper and not job[3].done():
             job[3].step(_DUMP_STEP)
             return  # (the line itself, once the text is whole: a step of its own)
-        line = frames.encode(link._n, typ, payload, text=job[3] and job[3].text())
+        if type(job[3]) is Dumper:
+            line = frames.encode(link._n, typ, payload, text=job[3].text())
+        elif typ == "r" and type(job[3]) is str:
+            line = frames.encode(link._n, typ, None, text=job[3])  # (made here: ASCII)
+        else:
+            line = frames.encode(link._n, typ, payload)
     except (frames.FrameTooLong, MemoryError) as e:
         link._jobs.pop(0)
         _unmade(link, typ, payload, job[2], e)
         return
     except ValueError as e:  # a value no frame carries: a bug of whoever sent it
         link._jobs.pop(0)
+        if typ == "a" and type(job[3]) is dict:
+            payload = job[3]  # (its text made, refused: the action as it came)
         if typ == "a" and type(payload) is dict and "rec" in payload:
             # No compact form after all (a state value with "," or a space): the action goes
             # as its record and the state after it, in JSON, in its place.

@@ -26,7 +26,14 @@ def _value(v):
         end = len(v)
         while end and v[end - 1] == 0:
             end -= 1
-        return "".join([str(v[i]) for i in range(end)]) if v else "."
+        if not v:
+            return "."
+        # (The digits as bytes, one str made of them: each str made is a look through the
+        # board's table of names.)
+        b = bytearray(end)
+        for i in range(end):
+            b[i] = 48 + v[i]
+        return b.decode()
     if (t is list or t is tuple) and v and type(v[0]) in (list, tuple):
         parts = [_value(x) for x in v]
         for p in parts:

@@ -90,7 +90,7 @@ class Handler:
         line = None
         if made is not None and app.game is game and game._gen == done:
             try:
-                line = app.journal.make("A", made[0])
+                line = yield from app.journal.make("A", made[0])
             except Exception:
                 line = None  # (take() says why, when it writes it)
             yield
@@ -116,11 +116,13 @@ class Handler:
         return self._signer("key", lambda s: s.enrol(args["challenge"]))
 
     def _signer(self, cmd, fn):
+        # In steps of the link's: the signer loaded (its key read from NVS), then asked.
         signer = self.app.signing()
         if signer is None:
             if self.app.board.nvs is None:
                 raise Refused("this board keeps no signing key (no NVS)")
             raise Refused("not enough RAM to load the signer now: ask again in a moment")
+        yield
         try:
             return fn(signer)
         except ValueError as e:  # not on the board, or busy signing
@@ -150,7 +152,8 @@ class Handler:
         app = self.app
         app.service = args["on"]
         app.dirty = True
-        from .service import lines_parts
+        yield
+        from .service import lines_parts  # (loaded while the view is used: a step of its own)
 
         lines = {}
         yield
@@ -218,6 +221,8 @@ def journal_records(journal, after, game=None, game_id=None, want=0, limit=None)
     rules_id = None  # its id
     open_no = journal.game_no()
     block = None
+    if game is not None:
+        yield None  # (the modules loaded: a step of its own)
     for item in _records_after(journal, after):
         if type(item) is int:  # the records of game file `item` follow
             rules = rules_id = None
@@ -225,6 +230,7 @@ def journal_records(journal, after, game=None, game_id=None, want=0, limit=None)
                 continue  # protocol 1's stream: every record as JSON
             if item == open_no:
                 rules, rules_id = game, game_id  # the game in progress: the app's own rules
+                yield None  # (its file opened next: a step of its own)
                 continue
             gc.collect()  # a finished game's rules: one more small instance, from its header
             yield None  # (the collection is a step of its own)
@@ -396,11 +402,13 @@ def _serve(board, trace, test_mode, stdin, write, stretch):
     app.boot()
     if budget is not None and globals().get("__file__", "")[:5] == "/rom/":
         # From a ROMFS partition a module's code stays in flash and its import costs only its
-        # objects (3 to 5 KB): the link's stepwise work, the coder of a noisy line and the heap
-        # gauge are loaded now, not in a step of the first command that needs them (the host's
-        # `hello`, `parity`), where an import is a long step on the chip (2 to 4 ms a KB).
-        # Elsewhere (.mpy in the filesystem, twice the heap) each is loaded when first needed.
-        from . import fec, gauge, linkwork  # noqa: F401
+        # objects (1 to 5 KB): the link's stepwise work, the coder of a noisy line, the heap
+        # gauge, the compact frames (the first action's, a resync's), the service view and the
+        # signer's work are loaded now, not in a step of the first command that needs them
+        # (the host's `hello`, `parity`, `journal`, `service`, `sign`), where an import is a
+        # long step on the chip (2 to 4 ms a KB). Elsewhere (.mpy in the filesystem, twice the
+        # heap) each is loaded when first needed, and the signer's let go when it has no work.
+        from . import fec, gauge, linkwork, p256, pack, service, sign, signwork  # noqa: F401
     # The lines are sampled by the board's timer from now on, whatever the loop is doing (a
     # simulated board's trace and injected changes move with it); else each pass scans them.
     slow = None

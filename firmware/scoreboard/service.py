@@ -22,9 +22,13 @@ def parts(app, out=None):
     lines = app.board.lines
     names = lines.names
     if _SHORT[0] is not names:
-        _SHORT[1] = [_short(n) for n in names]
+        short = []
+        for i in range(len(names)):
+            short.append(_short(names[i]))
+            if i % 4 == 3:
+                yield  # (the names' short forms, made once: a few a part)
+        _SHORT[1] = short
         _SHORT[0] = names
-        yield
     short = _SHORT[1]
     raw = lines.read()
     health = app.health

@@ -189,9 +189,15 @@ class Signer:
         signed it signs again, the same, when asked again: RFC 6979)."""
         if self._queue or (self._enrol is not None and self._enrol[1] is not None):
             return  # (an enrolment's reply kept until the host has asked for it)
-        _drop(("signwork", "p256", "sign"))
+        if not _ROM:
+            # (From a ROMFS partition the code stays in flash and the modules' objects take
+            # 3 KB: kept, so that a signature's first step is no import, serve.py.)
+            _drop(("signwork", "p256", "sign"))
         if self.app.signer is self:
             self.app.signer = None
+
+
+_ROM = globals().get("__file__", "")[:5] == "/rom/"  # imported from a ROMFS partition
 
 
 def _drop(names=("signwork", "p256")):

@@ -17,35 +17,14 @@ def mem():
     return gc.mem_alloc()
 
 
-# main.py's LATER: the modules a board loads only in play, whose names it interns at boot
-# (tests/test_long_games.py checks the two lists are one).
-LATER = ("pack", "gauge", "spill", "record", "inject", "sign", "p256", "signwork", "linkwork",
-         "fec", "rules.refill", "service", "linkshort")
-
-
-def intern_later():
-    """As main.py's intern_later() at boot: import each module of LATER and let it go again,
-    so the table of names grows now, while the heap is in one piece, not at the first import
-    in play (the link's work after a long boot), when the heap is in pieces."""
-    from scoreboard.games import forget
-
-    for name in LATER:
-        had = list(sys.modules)
-        try:
-            __import__("scoreboard." + name)
-        except MemoryError:
-            pass
-        for m in list(sys.modules):
-            if m not in had:
-                forget(m)
-
-
 def main(cfg, flash, undos):
     from scoreboard.hal.sim import SimBoard, VirtualClock
 
     board = SimBoard(cfg, flash, VirtualClock())
     sys.modules["scoreboard.boardconfig"].unload()  # as main.py does once the board is built
-    intern_later()
+    from scoreboard.later import intern_later
+
+    intern_later()  # (as main.py does at boot)
     gc.collect()
     # What a board run from ROMFS loads when its link starts and keeps (serve.py: the link's
     # stepwise work, the coder of a noisy line, the heap gauge), loaded now.

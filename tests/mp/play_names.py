@@ -1,12 +1,13 @@
 # A board's names after boot, after a game played and after the host's commands: plays
 # sensor-trace line changes on a simulated board (virtual clock) through its app and link (its
 # frames written by Link.pump, as a live board's: nothing of the link's work loaded before it is
-# needed), booted as main.py boots it (the modules of main.LATER imported and let go), then sends
+# needed), booted as main.py boots it (scoreboard/later.py: the modules loaded in play imported
+# and let go), then sends
 # it the link's commands;
 # prints the qstr pool (micropython.qstr_info) at BOOTED (with the journal's last seq), PLAYED
 # and ASKED (with the records the new game's play journaled). Run again on the same flash, it
 # boots into what the last run left. (tests/test_qstr_pool.py)
-# usage: play_names.py BOARD.json FLASH_DIR CHANGES.jsonl LATER,NAMES
+# usage: play_names.py BOARD.json FLASH_DIR CHANGES.jsonl
 import gc
 import json
 import sys
@@ -15,18 +16,13 @@ import micropython
 
 from scoreboard.hal.sim import SimBoard, VirtualClock
 
-cfg, flash, changes, later = sys.argv[1:5]
+cfg, flash, changes = sys.argv[1:4]
 board = SimBoard(cfg, flash, VirtualClock())
 board.display.mirror = "screen.txt"  # as main.py's live board: the screen as text at each show
 sys.modules["scoreboard.boardconfig"].unload()
-from scoreboard.games import forget  # noqa: E402
+from scoreboard.later import intern_later  # noqa: E402
 
-for name in later.split(","):
-    had = list(sys.modules)
-    __import__("scoreboard." + name)
-    for m in list(sys.modules):
-        if m not in had:
-            forget(m)
+intern_later()
 gc.collect()
 from scoreboard.app import App  # noqa: E402
 from scoreboard.link import Link  # noqa: E402

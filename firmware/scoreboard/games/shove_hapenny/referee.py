@@ -29,8 +29,8 @@ class Referee(BaseReferee):
         self.out_of_turn = False
         self.problems = []  # mismatch texts of the last refused "done", until pegs change
         # The pegs against the score, worked out once for each change of either (every redraw
-        # asks, twice): [side 0 bits, side 1 bits, game, its generation, pulled, new].
-        self._vs = [-1, -1, None, -1, None, None]  # type: list
+        # asks, twice): [side 0 bits, side 1 bits, game, its generation, pulled, new, diff].
+        self._vs = [-1, -1, None, -1, None, None, None]  # type: list
 
     # -- the pegs ----------------------------------------------------------------------------
     def counts(self):
@@ -42,31 +42,38 @@ class Referee(BaseReferee):
         c = self.counts()
         return [[c[s][b] - beds[s][b] for b in range(9)] for s in (0, 1)]
 
-    def _against_score(self):
-        """(pulled, new): the beds with fewer pegs than the score ("PEG A3 -1"), and those with
-        more ("A3"), as the pegs and the score stand now."""
+    def _against_score(self, i):
+        """The beds with fewer pegs than the score ("PEG A3 -1"; i 4), or with more ("A3";
+        i 5), as the pegs and the score stand now: the difference worked out once for each
+        change of either, each list when first asked for (a redraw asks for both, in parts)."""
         g = self.app.grid
         game = self.app.game
         a = g.side_bits(0)
         b = g.side_bits(1)
         vs = self._vs
         if vs[0] != a or vs[1] != b or vs[2] is not game or vs[3] != game._gen:
-            d = self.diff(game.state()["beds"])
-            # Between turns a peg may only be added (the turn being scored); fewer pegs than
-            # scores is always wrong.
-            vs[4] = ["PEG %s%d %d" % (_SIDES[s], i + 1, d[s][i])
-                     for s in (0, 1) for i in range(9) if d[s][i] < 0]
-            vs[5] = ["%s%d" % (_SIDES[s], i + 1) for s in (0, 1) for i in range(9) if d[s][i] > 0]
+            vs[6] = self.diff(game.state()["beds"])
+            vs[4] = vs[5] = None
             vs[0] = a
             vs[1] = b
             vs[2] = game
             vs[3] = game._gen
-        return vs[4], vs[5]
+        if vs[i] is None:
+            d = vs[6]
+            if i == 4:
+                # Between turns a peg may only be added (the turn being scored); fewer pegs
+                # than scores is always wrong.
+                vs[4] = ["PEG %s%d %d" % (_SIDES[s], k + 1, d[s][k])
+                         for s in (0, 1) for k in range(9) if d[s][k] < 0]
+            else:
+                vs[5] = ["%s%d" % (_SIDES[s], k + 1) for s in (0, 1) for k in range(9)
+                         if d[s][k] > 0]
+        return vs[i]
 
     def warnings(self):
         if self.problems:
             return self.problems
-        return list(self._against_score()[0])
+        return list(self._against_score(4))
 
     def changed(self):
         self.problems = []
@@ -103,7 +110,7 @@ class Referee(BaseReferee):
         if self.out_of_turn:
             # both marks must fit the row: "void touched OOT"
             parts.append("OOT" if _VOIDS[self.void] else "out of turn")
-        new = self._against_score()[1]
+        new = self._against_score(5)
         if new:
             parts.append("+" + " ".join(new))
         return " ".join(parts) or None
