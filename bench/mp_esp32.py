@@ -237,6 +237,7 @@ class _Quiet:
         self._end = None
         self.start = None
         self.slept = 0
+        self.sleeps = 0
         self._poll = select.poll()
         self._woken = None
         self.waiting = False
@@ -258,6 +259,7 @@ class _Quiet:
 
     def wait(self, ms):
         t0 = time.ticks_us()
+        self.sleeps += 1
         self.waiting = True
         self._poll.poll(ms)
         self.waiting = False
@@ -266,6 +268,9 @@ class _Quiet:
             self._woken.clear()
             return True
         return False
+
+
+_RTOS_HZ = 100  # the ESP32 port's FreeRTOS tick (ESP-IDF's default; MicroPython keeps it)
 
 
 def _busy_us(wall, slept, world):
@@ -290,16 +295,24 @@ def play(cfg, flash, trace, seconds):
     quiet = _Quiet(seconds)
     # The simulated world's callback (the trace applied) runs on the main thread, while the
     # loop is awake or inside its sleep: its time awake is no part of the board's, bar the edge
-    # handlers it calls (the board's own work, awake or asleep: added back).
+    # handlers and the sampling timer's callback it calls (the board's own work, awake or
+    # asleep: added back), less the simulated hardware behind a key matrix or a peg chain
+    # (a call into C on the chip: _model).
     from scoreboard.app import App
+    from scoreboard.wake import Woken
 
+    model = _model(board)
     move = simtimer.move_world
     edge = App._edge
+    sample = App.sample
     world = [0, 0]
+    inside = [False]
 
     def moved(b):
         t0 = time.ticks_us()
+        inside[0] = True
         move(b)
+        inside[0] = False
         if not quiet.waiting:
             world[0] += time.ticks_diff(time.ticks_us(), t0)
 
@@ -308,16 +321,38 @@ def play(cfg, flash, trace, seconds):
         edge(app, line)
         world[1] += time.ticks_diff(time.ticks_us(), t0)
 
+    def sampled(app, arg=None):
+        if not inside[0]:
+            return sample(app, arg)  # the loop's own look: its time is the pass's
+        m0 = model[0]
+        t0 = time.ticks_us()
+        sample(app, arg)  # the timer's: an interrupt's work on the chip
+        world[1] += time.ticks_diff(time.ticks_us(), t0) - (model[0] - m0)
+
     simtimer.move_world = moved
     App._edge = edged
+    App.sample = sampled
     try:
         app = serve(board, trace=player, stdin=quiet, write=write)
     except KeyboardInterrupt:
         app = None
     wall = getattr(quiet, "wall", 0)
+    # Asleep, the loop's poll asks its flag (a Python object: Woken.ioctl) at every wake of its
+    # wait: on this port every millisecond (MICROPY_PY_SELECT_IOCTL_CALL_PERIOD_MS, inside the
+    # time asleep here), on the ESP32 at every FreeRTOS tick (100 Hz: MICROPY_EVENT_POLL_HOOK's
+    # ulTaskNotifyTake(1)) and at each wake. Counted as the chip's: a look a tick of the time
+    # asleep and one a sleep, each at what a look takes here (timed in a loop of them).
+    flag = Woken()
+    n = 2000
+    t0 = time.ticks_us()
+    for _ in range(n):
+        flag.ioctl(3, 1)
+    each = time.ticks_diff(time.ticks_us(), t0) / n
+    asks = quiet.slept * _RTOS_HZ // 1000000 + quiet.sleeps
     print(json.dumps(cal.done({"world_us": world[0], "edges_us": world[1], "sent": sent[0],
-                               "ok": app is None, "wall_us": wall,
-                               "busy_us": _busy_us(wall, quiet.slept, world[0]) + world[1]})))
+                               "ok": app is None, "wall_us": wall, "flag_us": int(asks * each),
+                               "busy_us": _busy_us(wall, quiet.slept, world[0]) + world[1]
+                               + int(asks * each)})))
 
 
 def peer(cfg, flash, trace, seconds, where):

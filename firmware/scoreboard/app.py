@@ -32,6 +32,7 @@ _HEAP_FIRST_MS = const(1000)  # ... and first this long after the app is made
 _REST_MS = const(1000)  # the loop's look at a table at rest (App.rest_ms; serve caps it)
 _NOT_ENDS = ("scan_ms", "peg_scan_ms", "watchdog_ms")  # timings that end no sensing timer
 _WAIT_MS = const(50)  # ... while only a timer of the sensing layer runs
+_LOOK_MS = const(20)  # ... and at the soonest, then (App.rest_ms)
 _HEAP_LOW = const(8 * 1024)  # free heap below this, or a largest block below _BLOCK_LOW: low
 _BLOCK_LOW = const(2 * 1024)
 _NO_SERVICE = ("SERVICE VIEW", "no heap to show", "the lines now")
@@ -616,8 +617,9 @@ class App:
         """How long the loop may sleep before it looks again: 0 while something new was noted
         (or the screen is to be drawn); while a timer in the sensing layer runs (a bounce, a
         held press, a shot window settling), until the next moment one can end (_ends after
-        the latest change; past them all, _WAIT_MS, as micropython-async polls a switch: its
-        end is judged at its time whatever the look's); _REST_MS when nothing waits at all.
+        the latest change, _LOOK_MS at the soonest: ends close together are judged at one look;
+        past them all, _WAIT_MS, as micropython-async polls a switch: an end is judged at its
+        time whatever the look's); _REST_MS when nothing waits at all.
         Edges are noted meanwhile by their handlers (and end the sleep: wake.py)."""
         if not (self._sampling and self._s_r == self._s_w and not self.dirty
                 and self._drawing is None and not self._heap_fresh
@@ -629,7 +631,8 @@ class App:
         gone = self.clock.ticks_diff(self.clock.ticks_ms(), self._s_change)
         for end in self._ends:
             if end >= gone:
-                return end - gone + 1
+                end = end - gone + 1
+                return end if end > _LOOK_MS else _LOOK_MS
         return _WAIT_MS
 
     def _drain(self):
