@@ -451,7 +451,7 @@ class Follower:
         stay kept).
 
         Never the same thing for ever: a round the board refuses for want of memory, or
-        _STALE_ROUNDS rounds in a row in which its frames come but no record, make the next
+        _STALE_ROUNDS rounds in which its frames come, none damaged, but no record, make the next
         rounds ask for less (_less: smaller blocks, fewer records a round, plain frames); any
         new record takes that back. After _LESS_MAX such steps without a record the connection
         stops with one line saying what is wrong and what to do (ShortOfMemory). Returns the
@@ -493,6 +493,7 @@ class Follower:
             refused = None
             until = _all_here(wanted, self._buffer) if wanted else None
             frames_before = link.stats()["frames"]
+            damage_before = _damage(link)
             try:
                 if wanted:
                     # Short rounds: what came meanwhile is not asked for again in the next.
@@ -547,9 +548,12 @@ class Follower:
                 less = stale = 0  # it goes on: as much is asked for again
                 refusal = None
                 self._short_said = False
-            elif refused is not None or heard:
+            elif refused is not None or (heard and not bad_here
+                                         and _damage(link) == damage_before):
                 # No record: refused for want of memory, or frames but no answer (or one
-                # whose records did not come). Asked for less, then given up.
+                # whose records did not come) on a line that damaged none of them (a noisy
+                # line's lost records are its noise, not the board's heap: plain frames would
+                # fare worse there). Asked for less, then given up.
                 stale += 1
                 if refused is not None or stale >= _STALE_ROUNDS:
                     stale = 0
@@ -837,7 +841,13 @@ _HEAD_EVERY = 1.0  # seconds at least between two signatures asked for a game in
 _STOP_WAIT = 3.0  # seconds a stopping archiver waits for the signatures on their way
 _WANT_BITS = 256  # the most records one journal round may ask for by seq
 _SPAN_LEAST = 8  # the fewest records a round asks a board short of memory for
-_STALE_ROUNDS = 5  # rounds with frames from the board but no record before asking for less
+_STALE_ROUNDS = 5  # clean rounds with frames from the board but no record before asking for less
+
+
+def _damage(link):
+    """Lines the link found damaged or not frames so far: a round that met one was noisy."""
+    counts = link.stats()
+    return counts.get("corrupt", 0) + counts.get("noise", 0) + counts.get("lost", 0)
 _LESS_MAX = 6  # times asked for less, no record coming, before the connection stops
 _STATE_ASKS = 3  # times the state of the last record is asked for at quiet moments
 _WANT_ROUND = 0.45  # seconds of a round asking for missing records (sent 3 times in it)
