@@ -348,11 +348,11 @@ def play(cfg, flash, trace, seconds):
     for _ in range(n):
         flag.ioctl(3, 1)
     each = time.ticks_diff(time.ticks_us(), t0) / n
-    asks = quiet.slept * _RTOS_HZ // 1000000 + quiet.sleeps
+    flag_us = int((quiet.slept * _RTOS_HZ // 1000000 + quiet.sleeps) * each)
     print(json.dumps(cal.done({"world_us": world[0], "edges_us": world[1], "sent": sent[0],
-                               "ok": app is None, "wall_us": wall, "flag_us": int(asks * each),
+                               "ok": app is None, "wall_us": wall, "flag_us": flag_us,
                                "busy_us": _busy_us(wall, quiet.slept, world[0]) + world[1]
-                               + int(asks * each)})))
+                               + flag_us})))
 
 
 def peer(cfg, flash, trace, seconds, where):
